@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/cairnhq/cairn/internal/semantic"
+)
+
+// PayloadSchemaVersion names the shape of Payload.
+const PayloadSchemaVersion = "compaction_input_v1"
+
+// Summarizer turns one chunk of a lane into a Semantic. It is the engine's only
+// model boundary (engine.md 9.11).
+//
+// Implementations enforce their own deadlines and honour ctx. An error that is
+// an *errcode.Error is passed through unchanged; any other error, and any
+// panic, becomes compaction_provider_error. Output may be a *semantic.Semantic,
+// a decoded JSON object (map[string]any), or a JSON document as string or
+// []byte; the engine validates it against the chunk's sources either way.
+type Summarizer interface {
+	Summarize(ctx context.Context, p Payload) (Summary, error)
+}
+
+// Summary is what a Summarizer returns for one call.
+type Summary struct {
+	Output any
+	Usage  *Usage // nil when the provider reported none
+}
+
+// Usage is what one summarizer call cost, as reported by the provider.
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
+	// Attempts counts provider calls behind this usage (retries included).
+	Attempts int    `json:"attempts,omitempty"`
+	Model    string `json:"model,omitempty"`
+}
+
+// Payload is the summarizer input of engine.md 9.11. Its JSON form is the
+// contract's payload, byte for byte in key names.
+type Payload struct {
+	SchemaVersion       string             `json:"schema_version"`
+	CheckpointID        string             `json:"checkpoint_id"`
+	CoveredRange        semantic.Coverage  `json:"covered_range"`
+	PreviousSemantic    *semantic.Semantic `json:"previous_semantic"`
+	Events              []EventView        `json:"events"`
+	Focus               *string            `json:"focus"`
+	MaximumOutputTokens int                `json:"maximum_output_tokens"`
+	// Repair is set on the one schema-repair call of a chunk.
+	Repair *Repair `json:"repair,omitempty"`
+}
+
+// Repair tells the summarizer why its previous output was rejected.
+type Repair struct {
+	InvalidOutput any         `json:"invalid_output"`
+	Error         RepairError `json:"error"`
+}
+
+// RepairError is the validator's typed error as the summarizer sees it.
+type RepairError struct {
+	Type    string         `json:"type"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details"`
+}
+
+// EventView is an event as a summarizer sees it: the 13-key to_map shape of
+// engine.md 6.1 (token_count and protected removed).
+type EventView struct {
+	EventID             string         `json:"event_id"`
+	ChatSeq             int64          `json:"chat_seq"`
+	RunAgentID          string         `json:"run_agent_id"`
+	CheckpointNamespace string         `json:"checkpoint_namespace"`
+	LaneEventOrdinal    int64          `json:"lane_event_ordinal"`
+	Role                string         `json:"role"`
+	Provenance          any            `json:"provenance"`
+	ProvenanceSHA256    string         `json:"provenance_sha256"`
+	Content             *string        `json:"content"`
+	Tool                map[string]any `json:"tool"`
+	ArtifactIDs         []string       `json:"artifact_ids"`
+	Truncated           bool           `json:"truncated"`
+	ContentHash         string         `json:"content_hash"`
+}

@@ -1,0 +1,115 @@
+// Package errcode defines Cairn's one error type and its stable, documented codes.
+//
+// Every failure a user can see carries a Code from this package; the codes are
+// listed in subjects.md and are never renamed or reused. Messages are for
+// people and may be refined; codes are for programs.
+package errcode
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Codes of the compaction contract (engine.md section 8).
+const (
+	InvalidRequest              = "invalid_compaction_request"
+	InvalidPolicy               = "invalid_compaction_policy"
+	InvalidEvent                = "invalid_compaction_event"
+	InvalidState                = "invalid_compaction_state"
+	InvalidRehydrationState     = "invalid_rehydration_state"
+	InvalidSemantic             = "invalid_compaction_semantic"
+	NativeUnsupported           = "native_compaction_unsupported"
+	UnknownContextLimit         = "unknown_context_limit"
+	InvalidContextBudget        = "invalid_context_budget"
+	InvalidRenderedRequest      = "invalid_rendered_request"
+	MissingArtifact             = "missing_compaction_artifact"
+	InvalidProjection           = "invalid_compaction_projection"
+	RenderError                 = "compaction_render_error"
+	ProviderError               = "compaction_provider_error"
+	InputTooLarge               = "compaction_input_too_large"
+	NothingToCompact            = "nothing_to_compact"
+	Ineffective                 = "ineffective_compaction"
+	CurrentInputItemTooLarge    = "current_input_item_too_large"
+	CompactionFailed            = "compaction_failed"
+	StaleHead                   = "stale_head"
+	CheckpointConflict          = "checkpoint_conflict"
+	RequestIDConflict           = "request_id_conflict"
+	UnsupportedVersion          = "unsupported_version"
+	PayloadTooLarge             = "payload_too_large"
+	EventsObjectMissing         = "events_object_missing"
+	DeadlineExceeded            = "deadline_exceeded"
+	ProviderAttemptUncertain    = "provider_attempt_uncertain"
+	ProviderUnavailable         = "provider_unavailable"
+	HarvestBadReply             = "bad_reply"
+	HarvestFailed               = "harvest_failed"
+	Internal                    = "internal_error"
+)
+
+// Error is a typed, user-visible failure.
+//
+// Code is stable and machine-readable; Message is human-readable; Details holds
+// structured context (event ids, token counts). Retryable says whether sending
+// the same request again can help; it is false for bad input. Err, when set, is
+// the underlying cause and is reachable through errors.Unwrap.
+type Error struct {
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	Details   map[string]any `json:"details"`
+	Retryable bool           `json:"retryable"`
+	Err       error          `json:"-"`
+}
+
+// New returns an Error with the given code and message and empty details.
+func New(code, message string) *Error {
+	return &Error{Code: code, Message: message, Details: map[string]any{}}
+}
+
+// WithDetails returns an Error with the given code, message and details.
+func WithDetails(code, message string, details map[string]any) *Error {
+	if details == nil {
+		details = map[string]any{}
+	}
+	return &Error{Code: code, Message: message, Details: details}
+}
+
+// Wrap returns an Error with the given code and message whose cause is err.
+func Wrap(code, message string, err error) *Error {
+	e := New(code, message)
+	e.Err = err
+	return e
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Unwrap returns the underlying cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error with the same code, so that
+// errors.Is(err, errcode.New(errcode.StaleHead, "")) matches by code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Code returns the code of the first *Error in err's chain, or "" if none.
+func Code(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// As returns the first *Error in err's chain, or nil.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
