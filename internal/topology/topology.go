@@ -1,0 +1,207 @@
+// Package topology names every JetStream stream, bucket and subject Cairn uses and creates them idempotently.
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Subjects. They are the public contract documented in subjects.md.
+const (
+	SubjectRequested     = "conversation.compact.requested"
+	SubjectActivated     = "conversation.compact.activated"
+	SubjectSkipped       = "conversation.compact.skipped"
+	SubjectFailed        = "conversation.compact.failed"
+	SubjectHarvest       = "conversation.memory.harvest"
+	SubjectFlushed       = "conversation.memory.flushed"
+	SubjectMemoryFailed  = "conversation.memory.failed"
+	advisoryMaxDeliver   = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
+	advisoryTerminated   = "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED"
+	defaultDuplicates    = 20 * time.Minute
+	defaultDeadLetterAge = 14 * 24 * time.Hour
+	defaultClaimAge      = 7 * 24 * time.Hour
+)
+
+// Streams.
+const (
+	StreamRequests   = "COMPACT_REQUESTS"
+	StreamEvents     = "COMPACT_EVENTS"
+	StreamHarvest    = "MEMORY_HARVEST"
+	StreamMemory     = "MEMORY_EVENTS"
+	StreamDeadLetter = "CAIRN_DEADLETTER"
+)
+
+// Key-value buckets and object stores.
+const (
+	BucketHeads       = "cairn_heads"
+	BucketCheckpoints = "cairn_checkpoints"
+	BucketLedger      = "cairn_ledger"
+	BucketFacts       = "cairn_facts"
+	ObjectLanes       = "cairn_lanes"
+	ObjectArtifacts   = "cairn_artifacts"
+)
+
+// Durable consumer names.
+const (
+	ConsumerProcessor = "processor"
+	ConsumerHarvester = "harvester"
+)
+
+// Headers Cairn reads or writes besides Nats-Msg-Id.
+const (
+	HeaderTraceparent = "traceparent"
+	HeaderEventKind   = "Cairn-Event-Kind"
+)
+
+// Options configures Ensure.
+type Options struct {
+	// Replicas is the replica count of every stream and bucket: 1 on a single
+	// server, 3 on a cluster.
+	Replicas int
+	// Duplicates is the dedupe window of the request and event streams. It must
+	// cover the longest time a producer may resend a request.
+	Duplicates time.Duration
+	// MaxMsgSize bounds one request message (0: the server's max payload).
+	MaxMsgSize int32
+}
+
+// DefaultOptions returns the options for a single embedded server.
+func DefaultOptions() Options {
+	return Options{Replicas: 1, Duplicates: defaultDuplicates}
+}
+
+// Validate reports the first option out of bounds.
+func (o Options) Validate() error {
+	switch {
+	case o.Replicas < 1 || o.Replicas > 5:
+		return fmt.Errorf("topology: Replicas must be between 1 and 5, got %d", o.Replicas)
+	case o.Duplicates < time.Second || o.Duplicates > 24*time.Hour:
+		return fmt.Errorf("topology: Duplicates must be between 1s and 24h, got %s", o.Duplicates)
+	case o.MaxMsgSize < 0:
+		return fmt.Errorf("topology: MaxMsgSize must not be negative, got %d", o.MaxMsgSize)
+	}
+	return nil
+}
+
+// Stores are the handles of every bucket Cairn uses.
+type Stores struct {
+	Heads       jetstream.KeyValue
+	Checkpoints jetstream.KeyValue
+	Ledger      jetstream.KeyValue
+	Facts       jetstream.KeyValue
+	Lanes       jetstream.ObjectStore
+	Artifacts   jetstream.ObjectStore
+}
+
+// Ensure creates or updates every stream, bucket and object store, so that it
+// is safe to call on each start of each replica. It fails with a clear message
+// when the server lacks JetStream or the account lacks permission.
+func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := js.AccountInfo(ctx); err != nil {
+		return nil, explain("read JetStream account info", err)
+	}
+	for _, cfg := range StreamConfigs(o) {
+		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return nil, explain("create stream "+cfg.Name, err)
+		}
+	}
+	var s Stores
+	kvs := []struct {
+		dst *jetstream.KeyValue
+		cfg jetstream.KeyValueConfig
+	}{
+		{&s.Heads, kvConfig(BucketHeads, "active checkpoint, generation and outbox of each lane", 5, o)},
+		{&s.Checkpoints, kvConfig(BucketCheckpoints, "immutable checkpoints by id", 1, o)},
+		{&s.Ledger, kvConfig(BucketLedger, "content hash and attempt state of each request", 5, o)},
+		{&s.Facts, kvConfig(BucketFacts, "harvested facts by scope and slug", 1, o)},
+	}
+	for _, kv := range kvs {
+		b, err := js.CreateOrUpdateKeyValue(ctx, kv.cfg)
+		if err != nil {
+			return nil, explain("create key-value bucket "+kv.cfg.Bucket, err)
+		}
+		*kv.dst = b
+	}
+	objs := []struct {
+		dst *jetstream.ObjectStore
+		cfg jetstream.ObjectStoreConfig
+	}{
+		{&s.Lanes, jetstream.ObjectStoreConfig{Bucket: ObjectLanes, Description: "claim-checked request events", Storage: jetstream.FileStorage, Replicas: o.Replicas, TTL: defaultClaimAge}},
+		{&s.Artifacts, jetstream.ObjectStoreConfig{Bucket: ObjectArtifacts, Description: "originals of projected tool outputs", Storage: jetstream.FileStorage, Replicas: o.Replicas}},
+	}
+	for _, obj := range objs {
+		b, err := js.CreateOrUpdateObjectStore(ctx, obj.cfg)
+		if err != nil {
+			return nil, explain("create object store "+obj.cfg.Bucket, err)
+		}
+		*obj.dst = b
+	}
+	return &s, nil
+}
+
+// StreamConfigs returns the configuration of every stream Cairn owns. Event
+// streams use limits retention so that any service can replay them from the
+// start.
+func StreamConfigs(o Options) []jetstream.StreamConfig {
+	stream := func(name, desc string, subjects ...string) jetstream.StreamConfig {
+		return jetstream.StreamConfig{
+			Name:        name,
+			Description: desc,
+			Subjects:    subjects,
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    o.Replicas,
+			Duplicates:  o.Duplicates,
+			Discard:     jetstream.DiscardOld,
+		}
+	}
+	requests := stream(StreamRequests, "compaction requests, kept for audit", SubjectRequested)
+	requests.MaxMsgSize = o.MaxMsgSize
+	deadLetter := stream(StreamDeadLetter, "advisories of requests and harvest jobs that were given up",
+		advisoryMaxDeliver+"."+StreamRequests+"."+ConsumerProcessor,
+		advisoryTerminated+"."+StreamRequests+"."+ConsumerProcessor,
+		advisoryMaxDeliver+"."+StreamHarvest+"."+ConsumerHarvester,
+		advisoryTerminated+"."+StreamHarvest+"."+ConsumerHarvester,
+	)
+	deadLetter.MaxAge = defaultDeadLetterAge
+	deadLetter.Duplicates = 0
+	return []jetstream.StreamConfig{
+		requests,
+		stream(StreamEvents, "compaction outcomes", SubjectActivated, SubjectSkipped, SubjectFailed),
+		stream(StreamHarvest, "memory harvest jobs", SubjectHarvest),
+		stream(StreamMemory, "memory harvest outcomes", SubjectFlushed, SubjectMemoryFailed),
+		deadLetter,
+	}
+}
+
+func kvConfig(bucket, desc string, history uint8, o Options) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      bucket,
+		Description: desc,
+		History:     history,
+		Storage:     jetstream.FileStorage,
+		Replicas:    o.Replicas,
+	}
+}
+
+// explain turns the server's terse refusals into messages an operator can act on.
+func explain(op string, err error) error {
+	switch {
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return fmt.Errorf("%s: JetStream is not enabled for this account; enable it on the server (jetstream {}) and for the account: %w", op, err)
+	case errors.Is(err, nats.ErrPermissionViolation), strings.Contains(strings.ToLower(err.Error()), "permissions violation"):
+		return fmt.Errorf("%s: the NATS user lacks permission; see nats.conf for the processor's permissions: %w", op, err)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrNoResponders):
+		return fmt.Errorf("%s: the server did not answer (is JetStream enabled and reachable?): %w", op, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
