@@ -1,0 +1,209 @@
+package testenv
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// clusterFormTimeout bounds how long a cluster may take to elect a meta leader.
+const clusterFormTimeout = 30 * time.Second
+
+// ClusterEnv is an in-process JetStream cluster whose nodes listen for clients
+// and routes on loopback. (Routes never form with DontListen, so every node
+// has a real listener.)
+type ClusterEnv struct {
+	nodes []*Server
+	users map[string]string
+}
+
+// Cluster starts an n-node JetStream cluster and returns once a meta leader
+// exists and JetStream answers API requests. Every node shuts down when the
+// test ends.
+func Cluster(t testing.TB, n int, o Options) *ClusterEnv {
+	t.Helper()
+	if n < 1 {
+		t.Fatalf("testenv: cluster needs at least one node, got %d", n)
+	}
+	ports := freePorts(t, n)
+	routes := make([]string, n)
+	for i, p := range ports {
+		routes[i] = "nats://127.0.0.1:" + strconv.Itoa(p)
+	}
+	c := &ClusterEnv{users: o.Users}
+	for i := range n {
+		base, err := baseOptions(t, o)
+		if err != nil {
+			t.Fatalf("testenv: cluster options: %v", err)
+		}
+		base.ServerName = "cairn-" + strconv.Itoa(i+1)
+		base.Cluster = server.ClusterOpts{Name: "cairn-test", Host: "127.0.0.1", Port: ports[i]}
+		base.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+		s := &Server{t: t, opts: o, base: base}
+		t.Cleanup(s.Shutdown)
+		s.start(t)
+		c.nodes = append(c.nodes, s)
+	}
+	c.waitReady(t)
+	return c
+}
+
+// freePorts reserves n distinct loopback ports for route listeners, which
+// must be known before any node starts because each node lists all routes.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	listeners := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("testenv: reserve port: %v", err)
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// waitReady polls until a meta leader is elected and the JetStream API answers.
+func (c *ClusterEnv) waitReady(t testing.TB) {
+	t.Helper()
+	js := c.JetStream(t)
+	Eventually(t, clusterFormTimeout, func() error {
+		if !c.hasMetaLeader() {
+			return errors.New("no JetStream meta leader yet")
+		}
+		ctx, cancel := ctxFor(time.Second)
+		defer cancel()
+		_, err := js.AccountInfo(ctx)
+		return err
+	})
+}
+
+func (c *ClusterEnv) hasMetaLeader() bool {
+	for _, n := range c.nodes {
+		if s := n.Server(); s != nil && s.JetStreamIsLeader() {
+			return true
+		}
+	}
+	return false
+}
+
+// URLs is the comma-separated client URLs of every node.
+func (c *ClusterEnv) URLs() string {
+	urls := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		urls[i] = n.URL()
+	}
+	return strings.Join(urls, ",")
+}
+
+// Node returns node i (0-based), which can be shut down or restarted alone.
+func (c *ClusterEnv) Node(i int) *Server { return c.nodes[i] }
+
+// Size is the number of nodes.
+func (c *ClusterEnv) Size() int { return len(c.nodes) }
+
+// Conn connects a client to the cluster (any node, failing over between them);
+// it closes when the test ends.
+func (c *ClusterEnv) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	return connect(t, c.URLs(), firstUser(c.users), opts)
+}
+
+// JetStream returns a JetStream handle on a new connection from Conn.
+func (c *ClusterEnv) JetStream(t testing.TB) jetstream.JetStream {
+	t.Helper()
+	return newJetStream(t, c.Conn(t))
+}
+
+// StepDownStreamLeader asks the leader of stream to step down through the
+// $JS.API.STREAM.LEADER.STEPDOWN API and waits until a different node leads it.
+func (c *ClusterEnv) StepDownStreamLeader(t testing.TB, stream string) {
+	t.Helper()
+	nc := c.Conn(t)
+	js := newJetStream(t, nc)
+	old := streamLeader(t, js, stream)
+	Eventually(t, clusterFormTimeout, func() error {
+		return requestStepDown(nc, stream)
+	})
+	Eventually(t, clusterFormTimeout, func() error {
+		ctx, cancel := ctxFor(time.Second)
+		defer cancel()
+		st, err := js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Cluster == nil || info.Cluster.Leader == "" || info.Cluster.Leader == old {
+			return fmt.Errorf("stream %s still led by %q", stream, old)
+		}
+		return nil
+	})
+}
+
+func streamLeader(t testing.TB, js jetstream.JetStream, stream string) string {
+	t.Helper()
+	var leader string
+	Eventually(t, clusterFormTimeout, func() error {
+		ctx, cancel := ctxFor(time.Second)
+		defer cancel()
+		st, err := js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Cluster == nil || info.Cluster.Leader == "" {
+			return fmt.Errorf("stream %s has no leader yet", stream)
+		}
+		leader = info.Cluster.Leader
+		return nil
+	})
+	return leader
+}
+
+// requestStepDown sends one step-down request and decodes the API answer.
+func requestStepDown(nc *nats.Conn, stream string) error {
+	msg, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	var resp struct {
+		Success bool `json:"success"`
+		Error   *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return fmt.Errorf("decode step-down reply: %w", err)
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("step-down %s: %s (%d)", stream, resp.Error.Description, resp.Error.ErrCode)
+	}
+	if !resp.Success {
+		return fmt.Errorf("step-down %s: not acknowledged", stream)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func TestNATSRestartKeepsKVAndPort(t *testing.T) {
+	s := NATS(t, Options{})
+	js := s.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "cairn_heads"})
+	if err != nil {
+		t.Fatalf("create bucket: %v", err)
+	}
+	if _, err := kv.Put(ctx, "lane", []byte("v1")); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	url := s.URL()
+
+	s.Restart(t)
+
+	if s.URL() != url {
+		t.Fatalf("url changed across restart: %s -> %s", url, s.URL())
+	}
+	Eventually(t, 10*time.Second, func() error {
+		e, err := kv.Get(ctx, "lane")
+		if err != nil {
+			return err
+		}
+		if string(e.Value()) != "v1" {
+			return fmt.Errorf("value = %q, want v1", e.Value())
+		}
+		return nil
+	})
+}
+
+func TestNATSShutdownIsIdempotent(t *testing.T) {
+	s := NATS(t, Options{})
+	s.Shutdown()
+	s.Shutdown()
+	if s.Server() != nil {
+		t.Fatal("server still set after shutdown")
+	}
+	if _, err := nats.Connect(s.URL(), nats.Timeout(time.Second)); err == nil {
+		t.Fatal("connected to a stopped server")
+	}
+}
+
+func TestNATSConfigFileAndUsers(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(conf, []byte("max_payload: 2MB\nport: 4222\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := NATS(t, Options{ConfigFile: conf, Users: map[string]string{"cairn": "secret"}})
+	if s.URL() == "nats://127.0.0.1:4222" {
+		t.Fatal("config port was not overridden")
+	}
+	nc := s.Conn(t)
+	if got := nc.MaxPayload(); got != 2<<20 {
+		t.Fatalf("max payload = %d, want %d", got, 2<<20)
+	}
+	if _, err := nats.Connect(s.URL(), nats.UserInfo("cairn", "wrong")); err == nil {
+		t.Fatal("wrong password accepted")
+	}
+}
+
+func TestClusterSurvivesStreamLeaderStepDown(t *testing.T) {
+	start := time.Now()
+	c := Cluster(t, 3, Options{})
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("cluster took %s to form, want < 10s", d)
+	}
+	t.Logf("cluster formed in %s", time.Since(start))
+	js := c.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: "COMPACT_REQUESTS", Subjects: []string{"conversation.compact.requested"}, Replicas: 3,
+	})
+	if err != nil {
+		t.Fatalf("create stream: %v", err)
+	}
+	if _, err := js.Publish(ctx, "conversation.compact.requested", []byte("one")); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+
+	c.StepDownStreamLeader(t, "COMPACT_REQUESTS")
+
+	Eventually(t, 10*time.Second, func() error {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		defer pcancel()
+		_, err := js.Publish(pctx, "conversation.compact.requested", []byte("two"))
+		return err
+	})
+	st, err := js.Stream(ctx, "COMPACT_REQUESTS")
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatalf("info: %v", err)
+	}
+	if info.State.Msgs != 2 {
+		t.Fatalf("msgs = %d, want 2", info.State.Msgs)
+	}
+}
+
+func TestEventuallyReportsLastError(t *testing.T) {
+	calls := 0
+	err := poll(50*time.Millisecond, func() error {
+		calls++
+		return fmt.Errorf("attempt %d", calls)
+	})
+	if err == nil || err.Error() != fmt.Sprintf("attempt %d", calls) {
+		t.Fatalf("poll = %v after %d calls", err, calls)
+	}
+	if calls < 2 {
+		t.Fatalf("poll called f %d times, want several", calls)
+	}
+	if err := poll(time.Second, func() error { return nil }); err != nil {
+		t.Fatalf("poll on success = %v", err)
+	}
+}
