@@ -1,0 +1,194 @@
+// Package lanes stores checkpoints and moves lane heads by compare-and-swap.
+package lanes
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrConflict reports that a head changed between its read and its
+// compare-and-swap. It matches both server codes of a revision mismatch
+// (10071 and 10164) and a create that found the key present.
+var ErrConflict = errors.New("lanes: head changed concurrently")
+
+// Head is a lane's active state, one KV value per lane. Every change is a
+// compare-and-swap on the value's revision, and Outbox carries the events of
+// that change (see package outbox), committed by the same swap.
+type Head struct {
+	Lane Lane `json:"lane"`
+	// CheckpointID is the active checkpoint.
+	CheckpointID string `json:"checkpoint_id"`
+	// Generation is 1 for a lane's first checkpoint, +1 per activation.
+	Generation int64 `json:"generation"`
+	// HeadHash is the active checkpoint's hash.
+	HeadHash string `json:"head_hash"`
+	// SemanticHash is the active checkpoint's semantic hash ("" when none),
+	// checked against a request's previous_semantic.
+	SemanticHash string `json:"semantic_hash,omitempty"`
+	// State is the lane's anti-thrash state (engine.md 6.4) as its JSON map.
+	State json.RawMessage `json:"state,omitempty"`
+	// Outbox holds the records of this change until the relay publishes them.
+	Outbox []outbox.Record `json:"outbox"`
+	// UpdatedAt is when the head last moved.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Store reads and moves lane heads and keeps immutable checkpoints.
+// It is safe for concurrent use.
+type Store struct {
+	heads       jetstream.KeyValue
+	checkpoints jetstream.KeyValue
+}
+
+// New returns a Store over the heads and checkpoints buckets.
+func New(heads, checkpoints jetstream.KeyValue) *Store {
+	return &Store{heads: heads, checkpoints: checkpoints}
+}
+
+// Head returns the lane's head and its revision, or (nil, 0, nil) for a lane
+// that has none yet.
+func (s *Store) Head(ctx context.Context, lane Lane) (*Head, uint64, error) {
+	key, err := lane.Key()
+	if err != nil {
+		return nil, 0, err
+	}
+	entry, err := s.heads.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("lanes: read head: %w", err)
+	}
+	var h Head
+	if err := json.Unmarshal(entry.Value(), &h); err != nil {
+		return nil, 0, errcode.Wrap(errcode.Internal, "lane head is corrupt", err)
+	}
+	return &h, entry.Revision(), nil
+}
+
+// Advance replaces the lane's head with h if the head is still at
+// expectedRevision (0: the lane has no head yet), and returns the new
+// revision. A concurrent change yields an error matching ErrConflict; the
+// caller re-reads and decides again.
+func (s *Store) Advance(ctx context.Context, lane Lane, expectedRevision uint64, h *Head) (uint64, error) {
+	key, err := lane.Key()
+	if err != nil {
+		return 0, err
+	}
+	value, err := json.Marshal(h)
+	if err != nil {
+		return 0, errcode.Wrap(errcode.Internal, "encode lane head", err)
+	}
+	var rev uint64
+	if expectedRevision == 0 {
+		rev, err = s.heads.Create(ctx, key, value)
+	} else {
+		rev, err = s.heads.Update(ctx, key, value, expectedRevision)
+	}
+	switch {
+	case err == nil:
+		return rev, nil
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
+		return 0, fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return 0, fmt.Errorf("lanes: advance head: %w", err)
+}
+
+// Checkpoint is an immutable checkpoint as stored, with the links that make
+// a lane's history a hash chain.
+type Checkpoint struct {
+	ID string `json:"checkpoint_id"`
+	// Hash is the checkpoint's canonical hash (wire.md: created_at removed).
+	Hash string `json:"checkpoint_hash"`
+	// ParentID and ParentHash name the checkpoint this one replaced ("" for a
+	// lane's first).
+	ParentID   string `json:"parent_checkpoint_id"`
+	ParentHash string `json:"parent_checkpoint_hash"`
+	// Generation is the generation the checkpoint has once active.
+	Generation int64 `json:"generation"`
+	// Body is the checkpoint's persistence map (engine.md 6.7).
+	Body json.RawMessage `json:"checkpoint"`
+}
+
+// PutCheckpoint stores c under its id unless a checkpoint is already there:
+// then the stored bytes must equal c's bytes exactly, else the error is
+// checkpoint_conflict. Inserting the same checkpoint twice is a no-op.
+func (s *Store) PutCheckpoint(ctx context.Context, c *Checkpoint) error {
+	key, err := IDKey(c.ID)
+	if err != nil {
+		return err
+	}
+	value, err := json.Marshal(c)
+	if err != nil {
+		return errcode.Wrap(errcode.Internal, "encode checkpoint", err)
+	}
+	_, err = s.checkpoints.Create(ctx, key, value)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("lanes: store checkpoint: %w", err)
+	}
+	entry, err := s.checkpoints.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("lanes: verify checkpoint: %w", err)
+	}
+	if !bytes.Equal(entry.Value(), value) {
+		return errcode.WithDetails(errcode.CheckpointConflict,
+			"a different checkpoint is already stored under this id", map[string]any{"checkpoint_id": c.ID})
+	}
+	return nil
+}
+
+// GetCheckpoint returns the checkpoint stored under id, or (nil, nil).
+func (s *Store) GetCheckpoint(ctx context.Context, id string) (*Checkpoint, error) {
+	key, err := IDKey(id)
+	if err != nil {
+		return nil, err
+	}
+	entry, err := s.checkpoints.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lanes: read checkpoint: %w", err)
+	}
+	var c Checkpoint
+	if err := json.Unmarshal(entry.Value(), &c); err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "stored checkpoint is corrupt", err)
+	}
+	return &c, nil
+}
+
+// InHistory reports whether id is the head's checkpoint or one of its
+// ancestors, following parent links at most limit steps back. Recovery uses
+// it to tell "my checkpoint was activated and later superseded" from "my
+// parent was replaced by someone else".
+func (s *Store) InHistory(ctx context.Context, h *Head, id string, limit int) (bool, error) {
+	if h == nil {
+		return false, nil
+	}
+	cur := h.CheckpointID
+	for range limit {
+		if cur == "" {
+			return false, nil
+		}
+		if cur == id {
+			return true, nil
+		}
+		c, err := s.GetCheckpoint(ctx, cur)
+		if err != nil || c == nil {
+			return false, err
+		}
+		cur = c.ParentID
+	}
+	return false, nil
+}

@@ -1,0 +1,76 @@
+// Package outbox publishes the events recorded with a lane-head change.
+//
+// A state change that must announce itself writes Records into the same KV
+// value it changes (the lane head), in the same compare-and-swap. A Relay
+// then publishes every pending Record with Nats-Msg-Id = EventID, waits for
+// the PubAck, and only then removes the Record from the value with a second
+// compare-and-swap. An event therefore exists if and only if its change
+// committed, and a crash between the two steps only delays the event: the
+// next relay finds the Record and publishes it again under the same id, which
+// the event stream's duplicate window absorbs.
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Field is the member of a KV value (a JSON object) that holds its pending
+// Records. The relay reads and rewrites only this member.
+const Field = "outbox"
+
+// Record is one event waiting to be published.
+type Record struct {
+	// Subject is where the event is published.
+	Subject string `json:"subject"`
+	// EventID is deterministic for the change that produced it; it is sent as
+	// Nats-Msg-Id so that republishing is idempotent.
+	EventID string `json:"event_id"`
+	// Headers are extra message headers, such as traceparent.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Payload is the event body.
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Validate reports whether the record can be published.
+func (r Record) Validate() error {
+	switch {
+	case r.Subject == "":
+		return errors.New("outbox: record has no subject")
+	case r.EventID == "":
+		return errors.New("outbox: record has no event id")
+	case len(r.Payload) == 0:
+		return errors.New("outbox: record has no payload")
+	}
+	return nil
+}
+
+// Publisher is the part of jetstream.JetStream the outbox uses.
+type Publisher interface {
+	PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+}
+
+var _ Publisher = (jetstream.JetStream)(nil)
+
+// Publish sends one record with Nats-Msg-Id = EventID and waits for the
+// stream's PubAck. A PubAck flagged as a duplicate is success: the event is
+// already in the stream.
+func Publish(ctx context.Context, p Publisher, r Record) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	msg := nats.NewMsg(r.Subject)
+	msg.Data = r.Payload
+	for k, v := range r.Headers {
+		msg.Header.Set(k, v)
+	}
+	if _, err := p.PublishMsg(ctx, msg, jetstream.WithMsgID(r.EventID)); err != nil {
+		return fmt.Errorf("outbox: publish %s %s: %w", r.Subject, r.EventID, err)
+	}
+	return nil
+}

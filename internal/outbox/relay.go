@@ -1,0 +1,302 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// RelayConfig bounds the relay's work.
+type RelayConfig struct {
+	// ClearAttempts bounds the compare-and-swap retries that remove published
+	// records from a value changed concurrently (1..100).
+	ClearAttempts int
+	// RetryInterval is how often keys whose delivery failed are tried again
+	// (10ms..1m).
+	RetryInterval time.Duration
+	// MaxRetryKeys bounds the set of keys waiting for a retry; when it is
+	// full the relay rescans the whole bucket instead (1..1e6).
+	MaxRetryKeys int
+	// OnPublish, when set, is called after each record's PubAck (metrics).
+	OnPublish func(Record)
+}
+
+// DefaultRelayConfig returns the configuration Cairn runs with.
+func DefaultRelayConfig() RelayConfig {
+	return RelayConfig{ClearAttempts: 10, RetryInterval: time.Second, MaxRetryKeys: 10000}
+}
+
+// Validate names the first field out of bounds.
+func (c RelayConfig) Validate() error {
+	switch {
+	case c.ClearAttempts < 1 || c.ClearAttempts > 100:
+		return fmt.Errorf("outbox: ClearAttempts must be 1..100, got %d", c.ClearAttempts)
+	case c.RetryInterval < 10*time.Millisecond || c.RetryInterval > time.Minute:
+		return fmt.Errorf("outbox: RetryInterval must be 10ms..1m, got %s", c.RetryInterval)
+	case c.MaxRetryKeys < 1 || c.MaxRetryKeys > 1_000_000:
+		return fmt.Errorf("outbox: MaxRetryKeys must be 1..1000000, got %d", c.MaxRetryKeys)
+	}
+	return nil
+}
+
+// lockStripes bounds the per-key locks: keys hash onto a fixed set of mutexes.
+const lockStripes = 64
+
+// Relay publishes the pending Records of every value in one KV bucket and
+// removes them once published. Deliver may be called concurrently with Run
+// and with itself; deliveries of one key are serialized.
+type Relay struct {
+	kv  jetstream.KeyValue
+	pub Publisher
+	cfg RelayConfig
+	log *slog.Logger
+
+	stripes [lockStripes]sync.Mutex
+
+	mu      sync.Mutex
+	retry   map[string]struct{}
+	rescan  bool
+}
+
+// NewRelay returns a relay over the values of kv, publishing through pub.
+func NewRelay(kv jetstream.KeyValue, pub Publisher, cfg RelayConfig, log *slog.Logger) (*Relay, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if kv == nil || pub == nil {
+		return nil, errors.New("outbox: NewRelay needs a bucket and a publisher")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Relay{kv: kv, pub: pub, cfg: cfg, log: log, retry: map[string]struct{}{}}, nil
+}
+
+// Run watches the bucket until ctx ends. The watch first delivers every
+// key's current value, so records a crash left behind are published on
+// start; afterwards each new value with pending records is delivered. Keys
+// whose delivery fails are retried every RetryInterval. Run returns nil when
+// ctx ends.
+func (r *Relay) Run(ctx context.Context) error {
+	ticker := time.NewTicker(r.cfg.RetryInterval)
+	defer ticker.Stop()
+	for ctx.Err() == nil {
+		w, err := r.kv.WatchAll(ctx)
+		if err != nil {
+			r.log.Warn("outbox: watch failed; retrying", "err", err)
+			if !waitFor(ctx, r.cfg.RetryInterval) {
+				break
+			}
+			continue
+		}
+		r.follow(ctx, w, ticker.C)
+		_ = w.Stop()
+	}
+	return nil
+}
+
+// follow consumes one watcher until it closes or ctx ends.
+func (r *Relay) follow(ctx context.Context, w jetstream.KeyWatcher, tick <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut || !hasRecords(e.Value()) {
+				continue
+			}
+			r.deliverOrRetry(ctx, e.Key())
+		case <-tick:
+			r.retryPending(ctx)
+		}
+	}
+}
+
+func (r *Relay) deliverOrRetry(ctx context.Context, key string) {
+	if err := r.Deliver(ctx, key); err != nil && ctx.Err() == nil {
+		r.log.Warn("outbox: delivery failed; will retry", "key", key, "err", err)
+		r.mu.Lock()
+		if len(r.retry) < r.cfg.MaxRetryKeys {
+			r.retry[key] = struct{}{}
+		} else {
+			r.rescan = true
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *Relay) retryPending(ctx context.Context) {
+	r.mu.Lock()
+	keys := make([]string, 0, len(r.retry))
+	for k := range r.retry {
+		keys = append(keys, k)
+	}
+	clear(r.retry)
+	rescan := r.rescan
+	r.rescan = false
+	r.mu.Unlock()
+	if rescan {
+		if err := r.Flush(ctx); err != nil {
+			r.mu.Lock()
+			r.rescan = true
+			r.mu.Unlock()
+		}
+		return
+	}
+	for _, k := range keys {
+		r.deliverOrRetry(ctx, k)
+	}
+}
+
+// Flush publishes the pending records of every key in the bucket, for
+// shutdown or an explicit sweep. It returns the errors of the keys it could
+// not finish, joined.
+func (r *Relay) Flush(ctx context.Context) error {
+	lister, err := r.kv.ListKeys(ctx)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return nil
+		}
+		return fmt.Errorf("outbox: list keys: %w", err)
+	}
+	defer func() { _ = lister.Stop() }()
+	var errs []error
+	for key := range lister.Keys() {
+		if err := r.Deliver(ctx, key); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Deliver publishes the pending records of one key, in order, and then
+// removes them from the value. It is a no-op for a missing key or a value
+// without records. An error leaves the unpublished records in place.
+func (r *Relay) Deliver(ctx context.Context, key string) error {
+	lock := r.stripe(key)
+	lock.Lock()
+	defer lock.Unlock()
+	entry, err := r.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("outbox: read %s: %w", key, err)
+	}
+	records, err := decodeRecords(entry.Value())
+	if err != nil || len(records) == 0 {
+		return err
+	}
+	published := make(map[string]bool, len(records))
+	for _, rec := range records {
+		if err := Publish(ctx, r.pub, rec); err != nil {
+			return err
+		}
+		published[rec.EventID] = true
+		if r.cfg.OnPublish != nil {
+			r.cfg.OnPublish(rec)
+		}
+	}
+	return r.clear(ctx, key, entry, published)
+}
+
+// clear removes the published records by compare-and-swap, re-reading the
+// value after each conflict (a new head may have added records meanwhile).
+func (r *Relay) clear(ctx context.Context, key string, entry jetstream.KeyValueEntry, published map[string]bool) error {
+	for range r.cfg.ClearAttempts {
+		value, changed, err := withoutRecords(entry.Value(), published)
+		if err != nil || !changed {
+			return err
+		}
+		_, err = r.kv.Update(ctx, key, value, entry.Revision())
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("outbox: clear %s: %w", key, err)
+		}
+		entry, err = r.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("outbox: re-read %s: %w", key, err)
+		}
+	}
+	return fmt.Errorf("outbox: clear %s: still conflicting after %d attempts", key, r.cfg.ClearAttempts)
+}
+
+func (r *Relay) stripe(key string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return &r.stripes[h.Sum32()%lockStripes]
+}
+
+// hasRecords reports cheaply whether a value carries pending records.
+func hasRecords(value []byte) bool {
+	records, err := decodeRecords(value)
+	return err == nil && len(records) > 0
+}
+
+func decodeRecords(value []byte) ([]Record, error) {
+	var v struct {
+		Outbox []Record `json:"outbox"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return nil, fmt.Errorf("outbox: value is not a JSON object with an outbox: %w", err)
+	}
+	return v.Outbox, nil
+}
+
+// withoutRecords returns value with the published records removed from its
+// outbox member; every other member is kept as it was.
+func withoutRecords(value []byte, published map[string]bool) ([]byte, bool, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(value, &obj); err != nil {
+		return nil, false, fmt.Errorf("outbox: value is not a JSON object: %w", err)
+	}
+	var records []Record
+	if raw, ok := obj[Field]; ok && len(raw) > 0 {
+		if err := json.Unmarshal(raw, &records); err != nil {
+			return nil, false, fmt.Errorf("outbox: malformed outbox: %w", err)
+		}
+	}
+	kept := make([]Record, 0, len(records))
+	for _, rec := range records {
+		if !published[rec.EventID] {
+			kept = append(kept, rec)
+		}
+	}
+	if len(kept) == len(records) {
+		return nil, false, nil
+	}
+	raw, err := json.Marshal(kept)
+	if err != nil {
+		return nil, false, err
+	}
+	obj[Field] = raw
+	out, err := json.Marshal(obj)
+	return out, true, err
+}
+
+// waitFor waits d or until ctx ends; it reports whether ctx is still live.
+func waitFor(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
