@@ -1,0 +1,181 @@
+package lanegen
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+)
+
+var uuid7 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+func TestLaneEventsAreValidWireEvents(t *testing.T) {
+	for _, o := range []Options{{Events: 1}, {Events: 57, Seed: 3}, {Events: 400, Seed: 99, FirstChatSeq: 40, FirstOrdinal: 12}} {
+		lane := Lane(o)
+		if len(lane) != o.Events {
+			t.Fatalf("Events=%d: got %d events", o.Events, len(lane))
+		}
+		checkLane(t, lane)
+	}
+}
+
+func checkLane(t *testing.T, lane []map[string]any) {
+	t.Helper()
+	seen := map[string]bool{}
+	var prevSeq, prevOrd int64
+	for i, e := range lane {
+		id, _ := e["event_id"].(string)
+		if !uuid7.MatchString(id) || seen[id] {
+			t.Fatalf("event %d: id %q not a fresh UUIDv7", i, id)
+		}
+		seen[id] = true
+		seq, ord := e["chat_seq"].(int64), e["lane_event_ordinal"].(int64)
+		if i > 0 && (seq <= prevSeq || ord <= prevOrd) {
+			t.Fatalf("event %d: chat_seq %d / ordinal %d not increasing", i, seq, ord)
+		}
+		prevSeq, prevOrd = seq, ord
+		if h, _ := canonical.Hash(e["provenance"]); h != e["provenance_sha256"] {
+			t.Fatalf("event %d: provenance hash mismatch", i)
+		}
+		payload := map[string]any{"content": e["content"], "tool": e["tool"], "artifact_ids": e["artifact_ids"], "truncated": e["truncated"]}
+		if h, _ := canonical.Hash(payload); h != e["content_hash"] {
+			t.Fatalf("event %d: content hash mismatch", i)
+		}
+		switch e["role"] {
+		case "user", "assistant", "tool":
+		default:
+			t.Fatalf("event %d: role %v", i, e["role"])
+		}
+		content, _ := e["content"].(string)
+		arts := e["artifact_ids"].([]any)
+		if e["role"] == "tool" && len(content) > projectionThreshold && len(arts) == 0 {
+			t.Fatalf("event %d: %d-byte tool output without artifact", i, len(content))
+		}
+		for _, a := range arts {
+			if !uuid7.MatchString(a.(string)) || seen[a.(string)] {
+				t.Fatalf("event %d: artifact id %v not a fresh UUIDv7", i, a)
+			}
+			seen[a.(string)] = true
+		}
+	}
+}
+
+func TestToolResultsAnswerEarlierCalls(t *testing.T) {
+	lane := Lane(Options{Events: 300, Seed: 5})
+	issued := map[string]string{}
+	for i, e := range lane {
+		tool, _ := e["tool"].(map[string]any)
+		switch e["role"] {
+		case "assistant":
+			calls, _ := tool["calls"].([]any)
+			for _, c := range calls {
+				c := c.(map[string]any)
+				issued[c["call_id"].(string)] = c["name"].(string)
+			}
+		case "tool":
+			id, _ := tool["call_id"].(string)
+			if name, ok := issued[id]; !ok || name != tool["name"] {
+				t.Fatalf("event %d: result for unknown call %q", i, id)
+			}
+			if s := tool["status"]; s != "success" && s != "error" {
+				t.Fatalf("event %d: status %v", i, s)
+			}
+		}
+	}
+}
+
+func TestLaneIsDeterministicPerSeed(t *testing.T) {
+	a := RequestJSON(RequestOptions{Lane: Options{Events: 120, Seed: 7}})
+	b := RequestJSON(RequestOptions{Lane: Options{Events: 120, Seed: 7}})
+	c := RequestJSON(RequestOptions{Lane: Options{Events: 120, Seed: 8}})
+	if !bytes.Equal(a, b) {
+		t.Fatal("same options gave different requests")
+	}
+	if bytes.Equal(a, c) {
+		t.Fatal("different seeds gave the same request")
+	}
+}
+
+func TestLaneContentIsRealistic(t *testing.T) {
+	lane := Lane(Options{Events: 1000, Seed: 11})
+	var all strings.Builder
+	large, errs := 0, 0
+	for _, e := range lane {
+		s, _ := e["content"].(string)
+		all.WriteString(s)
+		all.WriteByte('\n')
+		if len(s) > projectionThreshold {
+			large++
+		}
+		if tool, _ := e["tool"].(map[string]any); tool["status"] == "error" {
+			errs++
+		}
+	}
+	text := all.String()
+	for _, want := range []string{"must", "Never", "Always", "必须", "不要", "I'll use", "Decided", "go test ./", "git diff", "https://", ".go", "sk-proj-", "--- FAIL", "ok  \t", "Actually"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lane text lacks %q", want)
+		}
+	}
+	if large < 10 || errs < 10 {
+		t.Errorf("got %d large tool outputs and %d failed tool results, want at least 10 each", large, errs)
+	}
+}
+
+func TestLaneSizes(t *testing.T) {
+	for _, n := range []int{100, 1000, 10000} {
+		lane := Lane(Options{Events: n, Seed: 1})
+		bytes := RenderedBytes(lane, nil)
+		t.Logf("%5d events: %8d rendered bytes (%.0f per event)", n, bytes, float64(bytes)/float64(n))
+		if per := bytes / int64(n); per < 200 || per > 3000 {
+			t.Errorf("%d events: %d bytes per event, want a realistic 200..3000", n, per)
+		}
+	}
+	if n := len(Lane(Options{Events: MaxEvents + 5})); n != MaxEvents {
+		t.Errorf("Events above the maximum gave %d events, want %d", n, MaxEvents)
+	}
+}
+
+func TestRequestIsSizedForEffectiveManualCompaction(t *testing.T) {
+	req := Request(RequestOptions{Lane: Options{Events: 500, Seed: 2}})
+	for _, k := range []string{"v", "request_id", "trigger", "thread_id", "run_id", "root_turn_id", "run_agent_id", "provider_connection_id", "checkpoint_namespace", "destination_identity_hash", "model_profile", "events", "rehydration_state", "policy"} {
+		if _, ok := req[k]; !ok {
+			t.Errorf("request lacks %q", k)
+		}
+	}
+	events := req["events"].([]any)
+	lane := make([]map[string]any, len(events))
+	for i, e := range events {
+		lane[i] = e.(map[string]any)
+	}
+	rendered := RenderedBytes(lane, nil)
+	limit := req["model_profile"].(map[string]any)["max_input_tokens"].(int64)
+	if fill := float64(rendered) / float64(limit); fill < 0.85 || fill > 0.95 {
+		t.Errorf("lane fills %.2f of the window, want about 0.9", fill)
+	}
+	if prune := req["policy"].(map[string]any)["minimum_prune_reclaim_tokens"].(int64); prune <= rendered {
+		t.Errorf("prune threshold %d would allow pruning a %d-byte lane", prune, rendered)
+	}
+	active := req["active_input_event_ids"].([]any)
+	if len(active) != 1 {
+		t.Fatalf("active input %v, want the newest user event", active)
+	}
+	if _, err := canonical.Encode(req); err != nil {
+		t.Fatalf("request is not canonical JSON: %v", err)
+	}
+}
+
+func TestContentHashMatchesSpecVector(t *testing.T) {
+	got := ContentHash("implement the requested behavior", nil, nil, false)
+	if want := "2bdd27bf9b99a8505106b92dfe213d30ef3db8e37a12fe4eb65bfa21970e4698"; got != want {
+		t.Fatalf("ContentHash = %s, want %s", got, want)
+	}
+}
+
+func BenchmarkLane10000(b *testing.B) {
+	for b.Loop() {
+		Lane(Options{Events: 10000, Seed: 1})
+	}
+}
