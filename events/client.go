@@ -1,0 +1,232 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// NewInputEvent returns an event with provenance_sha256 and content_hash
+// computed from its fields, so that Cairn accepts it. It fails when
+// provenance or tool is not JSON that Cairn can hash.
+func NewInputEvent(e InputEvent) (InputEvent, error) {
+	prov, err := canonical.Hash(toPlain(e.Provenance))
+	if err != nil {
+		return e, fmt.Errorf("events: provenance: %w", err)
+	}
+	e.ProvenanceSHA256 = prov
+	content, err := ContentHash(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
+	if err != nil {
+		return e, err
+	}
+	e.ContentHash = content
+	return e, nil
+}
+
+// ContentHash is the content_hash of an event: the canonical hash of
+// {"artifact_ids","content","tool","truncated"}.
+func ContentHash(content *string, tool map[string]any, artifactIDs []string, truncated bool) (string, error) {
+	ids := make([]any, len(artifactIDs))
+	for i, id := range artifactIDs {
+		ids[i] = id
+	}
+	var c, t any
+	if content != nil {
+		c = *content
+	}
+	if tool != nil {
+		t = toPlain(tool)
+	}
+	h, err := canonical.Hash(map[string]any{"artifact_ids": ids, "content": c, "tool": t, "truncated": truncated})
+	if err != nil {
+		return "", fmt.Errorf("events: content: %w", err)
+	}
+	return h, nil
+}
+
+// toPlain round-trips a value through encoding/json so that typed Go values
+// (structs, typed slices) become the plain JSON values canonical hashing
+// accepts. Numbers stay exact as json.Number.
+func toPlain(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	plain, err := canonical.Decode(b)
+	if err != nil {
+		return v
+	}
+	return plain
+}
+
+// Publish sends a request with Nats-Msg-Id = request_id, so that a resend
+// inside the stream's duplicate window is dropped, and waits for the stream's
+// acknowledgement. A traceparent, when not empty, is carried as a header.
+func Publish(ctx context.Context, js jetstream.JetStream, r Request, traceparent string) (*jetstream.PubAck, error) {
+	if r.V == 0 {
+		r.V = Version
+	}
+	if r.RequestID == "" {
+		return nil, errors.New("events: request_id is required")
+	}
+	body, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("events: encode request: %w", err)
+	}
+	return PublishRaw(ctx, js, r.RequestID, body, traceparent)
+}
+
+// PublishRaw sends an already encoded request body.
+func PublishRaw(ctx context.Context, js jetstream.JetStream, requestID string, body []byte, traceparent string) (*jetstream.PubAck, error) {
+	msg := nats.NewMsg(SubjectRequested)
+	msg.Data = body
+	if traceparent != "" {
+		msg.Header.Set("traceparent", traceparent)
+	}
+	ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(requestID))
+	if err != nil {
+		return nil, fmt.Errorf("events: publish request %s: %w", requestID, err)
+	}
+	return ack, nil
+}
+
+// Event is one decoded message of an event stream. Exactly one of the typed
+// fields is set, according to Kind.
+type Event struct {
+	Subject  string
+	Sequence uint64
+	Kind     string
+	Raw      json.RawMessage
+
+	Activated     *Activated
+	Skipped       *Skipped
+	Failed        *Failed
+	MemoryFlushed *MemoryFlushed
+	MemoryFailed  *MemoryFailed
+}
+
+// RequestID returns the request the event answers, or "" for memory events.
+func (e Event) RequestID() string {
+	switch {
+	case e.Activated != nil:
+		return e.Activated.RequestID
+	case e.Skipped != nil:
+		return e.Skipped.RequestID
+	case e.Failed != nil:
+		return e.Failed.RequestID
+	}
+	return ""
+}
+
+// Decode decodes one event message by its subject.
+func Decode(subject string, data []byte) (Event, error) {
+	ev := Event{Subject: subject, Raw: append(json.RawMessage(nil), data...)}
+	var target any
+	switch subject {
+	case SubjectActivated:
+		ev.Activated, target = &Activated{}, &ev.Activated
+	case SubjectSkipped:
+		ev.Skipped, target = &Skipped{}, &ev.Skipped
+	case SubjectFailed:
+		ev.Failed, target = &Failed{}, &ev.Failed
+	case SubjectFlushed:
+		ev.MemoryFlushed, target = &MemoryFlushed{}, &ev.MemoryFlushed
+	case SubjectMemoryFailed:
+		ev.MemoryFailed, target = &MemoryFailed{}, &ev.MemoryFailed
+	default:
+		return ev, fmt.Errorf("events: %q is not an event subject", subject)
+	}
+	if err := json.Unmarshal(data, target); err != nil {
+		return ev, fmt.Errorf("events: decode %s: %w", subject, err)
+	}
+	var kind struct {
+		Kind string `json:"kind"`
+	}
+	_ = json.Unmarshal(data, &kind)
+	ev.Kind = kind.Kind
+	return ev, nil
+}
+
+// FollowOptions selects what Follow delivers.
+type FollowOptions struct {
+	// Stream is StreamEvents (default) or StreamMemory.
+	Stream string
+	// Subjects filters by subject; empty means all of the stream's subjects.
+	Subjects []string
+	// StartSeq replays from this stream sequence; StartTime from this time;
+	// neither means only new events.
+	StartSeq  uint64
+	StartTime *time.Time
+	// FromStart replays the stream from its first message.
+	FromStart bool
+}
+
+// Follow calls fn for each event of the stream, in stream order, until ctx
+// ends or fn returns an error (which Follow returns). It uses an ordered
+// consumer: nothing is acknowledged and nothing is left behind on the server.
+func Follow(ctx context.Context, js jetstream.JetStream, o FollowOptions, fn func(Event) error) error {
+	stream := o.Stream
+	if stream == "" {
+		stream = StreamEvents
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: o.Subjects, DeliverPolicy: jetstream.DeliverNewPolicy}
+	switch {
+	case o.StartSeq > 0:
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, o.StartSeq
+	case o.StartTime != nil:
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, o.StartTime
+	case o.FromStart:
+		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
+	}
+	cons, err := js.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return fmt.Errorf("events: follow %s: %w", stream, err)
+	}
+	for {
+		msg, err := cons.Next(jetstream.FetchContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("events: follow %s: %w", stream, err)
+		}
+		ev, err := Decode(msg.Subject(), msg.Data())
+		if err != nil {
+			return err
+		}
+		if md, err := msg.Metadata(); err == nil {
+			ev.Sequence = md.Sequence.Stream
+		}
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+}
+
+// errFound stops Follow once the awaited event arrived.
+var errFound = errors.New("found")
+
+// WaitOutcome returns the terminal event (activated, skipped or failed) of a
+// request, replaying the events stream from start (a stream sequence or time
+// just before the request was published) so that an outcome published before
+// the call is not missed.
+func WaitOutcome(ctx context.Context, js jetstream.JetStream, requestID string, since time.Time) (Event, error) {
+	var found Event
+	err := Follow(ctx, js, FollowOptions{StartTime: &since}, func(ev Event) error {
+		if ev.RequestID() == requestID {
+			found = ev
+			return errFound
+		}
+		return nil
+	})
+	if errors.Is(err, errFound) {
+		return found, nil
+	}
+	return Event{}, err
+}

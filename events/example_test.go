@@ -1,0 +1,80 @@
+package events_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/natsrv"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// connectExample starts a throwaway embedded server, as `processor serve`
+// does; a real service connects to its NATS URL instead.
+func connectExample() (jetstream.JetStream, func()) {
+	dir, _ := os.MkdirTemp("", "cairn-example")
+	srv, err := natsrv.Start(natsrv.Config{DataDir: dir, Listen: natsrv.ListenNone, ReadyTimeout: 10 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	nc, _ := srv.Connect()
+	js, _ := jetstream.New(nc)
+	if _, err := topology.Ensure(context.Background(), js, topology.DefaultOptions()); err != nil {
+		panic(err)
+	}
+	return js, func() { nc.Close(); srv.Shutdown(); os.RemoveAll(dir) }
+}
+
+// A producer builds lane events with their hashes and publishes a request.
+func ExamplePublish() {
+	js, stop := connectExample()
+	defer stop()
+
+	text := "Add retries to the uploader; never retry a 4xx."
+	ev, err := events.NewInputEvent(events.InputEvent{
+		EventID: "0190f5d2-0000-7000-8000-000000000001", RunAgentID: "agent-1",
+		ChatSeq: 1, LaneEventOrdinal: 1, CheckpointNamespace: "root", Role: "user",
+		Provenance: map[string]string{"origin": "direct_user"}, Content: &text,
+	})
+	if err != nil {
+		panic(err)
+	}
+	limit := int64(128000)
+	ack, err := events.Publish(context.Background(), js, events.Request{
+		RequestID: "req-42", Trigger: "manual", ThreadID: "thread-1", RunID: "run-1",
+		RootTurnID: "turn-1", RunAgentID: "agent-1", ProviderConnectionID: "conn-1",
+		CheckpointNamespace: "root", DestinationIdentityHash: fmt.Sprintf("%064x", 0),
+		ModelProfile:     events.ModelProfile{MaxInputTokens: &limit},
+		Events:           []events.InputEvent{ev},
+		RehydrationState: []byte(`{}`),
+	}, "")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ack.Stream, ack.Duplicate)
+	// Output: COMPACT_REQUESTS false
+}
+
+// A service reacts to activations, for example to print the new budget.
+func ExampleFollow() {
+	js, stop := connectExample()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// Stand in for Cairn: one activation is already in the stream.
+	_, _ = js.Publish(ctx, events.SubjectActivated, []byte(`{"v":1,"kind":"activated","request_id":"req-42","tokens_before":120000,"tokens_after":30000}`))
+
+	err := events.Follow(ctx, js, events.FollowOptions{FromStart: true, Subjects: []string{events.SubjectActivated}}, func(ev events.Event) error {
+		a := ev.Activated
+		fmt.Printf("%s: %d -> %d tokens\n", a.RequestID, a.TokensBefore, a.TokensAfter)
+		return context.Canceled // one is enough for the example
+	})
+	fmt.Println(err)
+	// Output:
+	// req-42: 120000 -> 30000 tokens
+	// context canceled
+}
