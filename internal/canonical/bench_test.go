@@ -1,0 +1,79 @@
+package canonical
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// eventLike builds a ~100 KB value shaped like a lane of compaction events.
+func eventLike() map[string]any {
+	events := make([]any, 0, 48)
+	for i := range 48 {
+		content := strings.Repeat(fmt.Sprintf("line %d of the assistant's answer, with \"quotes\" and a tab\t; ", i), 24)
+		events = append(events, map[string]any{
+			"event_id":             fmt.Sprintf("0190f1e2-7c3a-7b4d-8e5f-%012d", i),
+			"chat_seq":             int64(i + 1),
+			"run_agent_id":         "agent-root",
+			"checkpoint_namespace": "root",
+			"lane_event_ordinal":   int64(i),
+			"role":                 []string{"user", "assistant", "tool"}[i%3],
+			"provenance":           map[string]any{"origin": "direct_user"},
+			"provenance_sha256":    strings.Repeat("ab", 32),
+			"content":              content,
+			"tool":                 map[string]any{"call_id": fmt.Sprintf("call-%d", i), "name": "shell", "status": "success"},
+			"artifact_ids":         []string{fmt.Sprintf("artifact-%d", i)},
+			"truncated":            false,
+			"content_hash":         strings.Repeat("cd", 32),
+		})
+	}
+	return map[string]any{"events": events, "semantic": nil}
+}
+
+func BenchmarkHash(b *testing.B) {
+	v := eventLike()
+	n, err := EncodedSize(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Hash(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSHA256Raw(b *testing.B) {
+	enc, err := Encode(eventLike())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(enc)))
+	for b.Loop() {
+		sha256.Sum256(enc)
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	enc, err := Encode(eventLike())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestEventLikeSize(t *testing.T) {
+	n, err := EncodedSize(eventLike())
+	if err != nil || n < 90_000 || n > 130_000 {
+		t.Fatalf("benchmark value is %d bytes (%v); want about 100 KB", n, err)
+	}
+}

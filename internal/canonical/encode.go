@@ -1,0 +1,424 @@
+// Package canonical encodes JSON values byte-exactly for hashing.
+//
+// The encoding is the identity behind every hash Cairn stores (content hashes,
+// semantic hashes, provenance hashes): no insignificant whitespace, object
+// members sorted by the bytes of their keys, OTP-style string escaping and
+// Erlang "short" float formatting (engine.md section 3).
+package canonical
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest level a value may sit at. The root is depth 0 and
+// each array element or object value is one level deeper, so 33 nested
+// containers are canonical and 34 are not.
+const MaxDepth = 32
+
+// maxValuerHops bounds how many CanonicalValue calls may be chained for one
+// value, so a type whose CanonicalValue returns itself cannot loop forever.
+const maxValuerHops = 8
+
+// ErrNotCanonical reports a value outside the canonical domain: invalid UTF-8,
+// nesting deeper than MaxDepth, NaN or infinite floats, malformed json.Number
+// text, or an unsupported Go type.
+var ErrNotCanonical = errors.New("value is not canonical JSON")
+
+// Valuer is implemented by typed values (for example semantic.Semantic) that
+// supply their plain canonical form. CanonicalValue must return a value of the
+// canonical domain; it is called once per encoding.
+type Valuer interface {
+	CanonicalValue() any
+}
+
+// Encode returns the canonical encoding of v. Any error wraps ErrNotCanonical.
+func Encode(v any) ([]byte, error) {
+	return AppendEncode(nil, v)
+}
+
+// AppendEncode appends the canonical encoding of v to dst and returns the
+// extended slice. On error dst is returned unextended together with an error
+// wrapping ErrNotCanonical.
+func AppendEncode(dst []byte, v any) ([]byte, error) {
+	e := getEncoder()
+	defer putEncoder(e)
+	if err := e.value(v, 0); err != nil {
+		return dst, err
+	}
+	return append(dst, e.buf...), nil
+}
+
+// EncodedSize returns the byte length of the canonical encoding of v.
+func EncodedSize(v any) (int, error) {
+	e := getEncoder()
+	defer putEncoder(e)
+	if err := e.value(v, 0); err != nil {
+		return 0, err
+	}
+	return len(e.buf), nil
+}
+
+// Valid reports whether v is inside the canonical domain.
+func Valid(v any) bool {
+	_, err := EncodedSize(v)
+	return err == nil
+}
+
+// encoder holds the output buffer and a shared scratch area for sorting keys;
+// both are reused through a pool.
+type encoder struct {
+	buf  []byte
+	keys []string
+}
+
+func notCanonical(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotCanonical, fmt.Sprintf(format, args...))
+}
+
+func (e *encoder) value(v any, depth int) error {
+	if depth > MaxDepth {
+		return notCanonical("nesting deeper than %d levels", MaxDepth)
+	}
+	switch x := v.(type) {
+	case nil:
+		e.buf = append(e.buf, "null"...)
+	case bool:
+		if x {
+			e.buf = append(e.buf, "true"...)
+		} else {
+			e.buf = append(e.buf, "false"...)
+		}
+	case string:
+		return e.string(x)
+	case map[string]any:
+		return e.mapAny(x, depth)
+	case []any:
+		e.buf = append(e.buf, '[')
+		for i, el := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if err := e.value(el, depth+1); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
+	case json.Number:
+		return e.number(x)
+	case int:
+		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+	case int64:
+		e.buf = strconv.AppendInt(e.buf, x, 10)
+	case int32:
+		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+	case int16:
+		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+	case int8:
+		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+	case uint:
+		e.buf = strconv.AppendUint(e.buf, uint64(x), 10)
+	case uint64:
+		e.buf = strconv.AppendUint(e.buf, x, 10)
+	case uint32:
+		e.buf = strconv.AppendUint(e.buf, uint64(x), 10)
+	case uint16:
+		e.buf = strconv.AppendUint(e.buf, uint64(x), 10)
+	case uint8:
+		e.buf = strconv.AppendUint(e.buf, uint64(x), 10)
+	case float64:
+		return e.float(x)
+	case float32:
+		return e.float(float64(x))
+	default:
+		return e.typed(v, depth)
+	}
+	return nil
+}
+
+// typed handles the less common container types and Valuer implementations.
+// A nil typed list encodes as [] and a nil typed map as {}.
+func (e *encoder) typed(v any, depth int) error {
+	switch x := v.(type) {
+	case []string:
+		e.buf = append(e.buf, '[')
+		for i, s := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if depth+1 > MaxDepth {
+				return notCanonical("nesting deeper than %d levels", MaxDepth)
+			}
+			if err := e.string(s); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
+	case []int64:
+		if len(x) > 0 && depth+1 > MaxDepth {
+			return notCanonical("nesting deeper than %d levels", MaxDepth)
+		}
+		e.buf = append(e.buf, '[')
+		for i, n := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = strconv.AppendInt(e.buf, n, 10)
+		}
+		e.buf = append(e.buf, ']')
+	case []map[string]any:
+		e.buf = append(e.buf, '[')
+		for i, m := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if depth+1 > MaxDepth {
+				return notCanonical("nesting deeper than %d levels", MaxDepth)
+			}
+			if err := e.mapAny(m, depth+1); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
+	case map[string]string:
+		return encodeMap(e, x, depth, func(s string) error { return e.string(s) })
+	case map[string]int64:
+		return encodeMap(e, x, depth, func(n int64) error {
+			e.buf = strconv.AppendInt(e.buf, n, 10)
+			return nil
+		})
+	case map[string]int:
+		return encodeMap(e, x, depth, func(n int) error {
+			e.buf = strconv.AppendInt(e.buf, int64(n), 10)
+			return nil
+		})
+	case Valuer:
+		return e.valuer(x, depth)
+	default:
+		return notCanonical("unsupported type %T", v)
+	}
+	return nil
+}
+
+// valuer resolves a chain of CanonicalValue calls at the same depth.
+func (e *encoder) valuer(x Valuer, depth int) error {
+	var v any = x
+	for range maxValuerHops {
+		vr, ok := v.(Valuer)
+		if !ok {
+			return e.value(v, depth)
+		}
+		v = vr.CanonicalValue()
+	}
+	return notCanonical("CanonicalValue chain longer than %d", maxValuerHops)
+}
+
+func (e *encoder) mapAny(m map[string]any, depth int) error {
+	return encodeMap(e, m, depth, func(v any) error { return e.value(v, depth+1) })
+}
+
+// encodeMap writes m with its members sorted by key bytes. Keys are sorted in
+// the encoder's shared scratch slice; nested maps append above this map's
+// region, which stays intact even if the slice is reallocated.
+func encodeMap[V any](e *encoder, m map[string]V, depth int, enc func(V) error) error {
+	if len(m) > 0 && depth+1 > MaxDepth {
+		return notCanonical("nesting deeper than %d levels", MaxDepth)
+	}
+	start := len(e.keys)
+	for k := range m {
+		e.keys = append(e.keys, k)
+	}
+	keys := e.keys[start:]
+	slices.Sort(keys)
+	defer func() { e.keys = e.keys[:start] }()
+	e.buf = append(e.buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.string(k); err != nil {
+			return err
+		}
+		e.buf = append(e.buf, ':')
+		if err := enc(m[k]); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// escapes maps each ASCII byte to its escape, or "" when it is copied as is.
+var escapes = func() [utf8.RuneSelf]string {
+	const hex = "0123456789ABCDEF"
+	var t [utf8.RuneSelf]string
+	for c := range 0x20 {
+		t[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xF])
+	}
+	t['\b'], t['\t'], t['\n'], t['\f'], t['\r'] = `\b`, `\t`, `\n`, `\f`, `\r`
+	t['"'], t['\\'] = `\"`, `\\`
+	return t
+}()
+
+// string writes s quoted with OTP json escaping: only '"', '\\' and control
+// characters are escaped (uppercase hex); everything else, including '/',
+// DEL, U+2028 and U+2029, is copied verbatim. It validates UTF-8 in the same
+// pass, skipping eight plain ASCII bytes at a time.
+func (e *encoder) string(s string) error {
+	e.buf = append(e.buf, '"')
+	run := 0
+	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plainASCII8(load8(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if esc := escapes[c]; esc != "" {
+				e.buf = append(e.buf, s[run:i]...)
+				e.buf = append(e.buf, esc...)
+				run = i + 1
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return notCanonical("string is not valid UTF-8")
+		}
+		i += size
+	}
+	e.buf = append(e.buf, s[run:]...)
+	e.buf = append(e.buf, '"')
+	return nil
+}
+
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// load8 reads s[i:i+8] as a little-endian word.
+func load8(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// plainASCII8 reports whether all eight bytes of w are ASCII that is copied
+// verbatim: no byte >= 0x80, < 0x20, '"' or '\\'.
+func plainASCII8(w uint64) bool {
+	below20 := (w - lowBits*0x20) &^ w & highBits
+	quote := hasZeroByte(w ^ (lowBits * '"'))
+	backslash := hasZeroByte(w ^ (lowBits * '\\'))
+	return (w&highBits | below20 | quote | backslash) == 0
+}
+
+// hasZeroByte is non-zero exactly when some byte of v is zero.
+func hasZeroByte(v uint64) uint64 { return (v - lowBits) &^ v & highBits }
+
+// number writes a json.Number: integer text as a normalised integer, any
+// other valid JSON number as a float.
+func (e *encoder) number(n json.Number) error {
+	s := string(n)
+	isInt, ok := scanNumber(s)
+	if !ok {
+		return notCanonical("malformed number %q", truncate(s))
+	}
+	if isInt {
+		e.buf = appendInteger(e.buf, s)
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return notCanonical("number %q does not fit a binary64 float", truncate(s))
+	}
+	return e.float(f)
+}
+
+// appendInteger appends JSON integer text, writing negative zero as 0 (an
+// integer has no sign of zero).
+func appendInteger(dst []byte, s string) []byte {
+	if s == "-0" {
+		return append(dst, '0')
+	}
+	return append(dst, s...)
+}
+
+func (e *encoder) float(f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return notCanonical("float %v has no JSON form", f)
+	}
+	e.buf = AppendFloat(e.buf, f)
+	return nil
+}
+
+// truncate shortens s for error messages.
+func truncate(s string) string {
+	const limit = 40
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit] + "..."
+}
+
+// scanNumber reports whether s is a JSON number (RFC 8259 grammar) and, if
+// so, whether it is in integer form (no fraction, no exponent).
+func scanNumber(s string) (isInt, ok bool) {
+	n := numberLen(s)
+	if n != len(s) || n == 0 {
+		return false, false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
+			return false, true
+		}
+	}
+	return true, true
+}
+
+// numberLen returns the length of the longest JSON number prefix of s, or 0
+// if s does not start with one.
+func numberLen[T string | []byte](s T) int {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = skipDigits(s, i+1)
+	default:
+		return 0
+	}
+	if i+1 < len(s) && s[i] == '.' && isDigit(s[i+1]) {
+		i = skipDigits(s, i+1)
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if j < len(s) && isDigit(s[j]) {
+			i = skipDigits(s, j)
+		}
+	}
+	return i
+}
+
+func skipDigits[T string | []byte](s T, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
