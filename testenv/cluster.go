@@ -84,8 +84,8 @@ func (c *ClusterEnv) waitReady(t testing.TB) {
 	t.Helper()
 	js := c.JetStream(t)
 	Eventually(t, clusterFormTimeout, func() error {
-		if !c.hasMetaLeader() {
-			return errors.New("no JetStream meta leader yet")
+		if err := c.metaReady(); err != nil {
+			return err
 		}
 		ctx, cancel := ctxFor(time.Second)
 		defer cancel()
@@ -94,13 +94,33 @@ func (c *ClusterEnv) waitReady(t testing.TB) {
 	})
 }
 
-func (c *ClusterEnv) hasMetaLeader() bool {
+// metaReady reports nil once a meta leader exists and sees every other node
+// as a current peer, so replicated assets can be placed on all of them.
+func (c *ClusterEnv) metaReady() error {
 	for _, n := range c.nodes {
-		if s := n.Server(); s != nil && s.JetStreamIsLeader() {
-			return true
+		s := n.Server()
+		if s == nil || !s.JetStreamIsLeader() {
+			continue
 		}
+		jsz, err := s.Jsz(&server.JSzOptions{})
+		if err != nil {
+			return err
+		}
+		if jsz.Meta == nil {
+			return errors.New("meta leader reports no cluster info yet")
+		}
+		current := 0
+		for _, p := range jsz.Meta.Replicas {
+			if p.Current && !p.Offline {
+				current++
+			}
+		}
+		if current < len(c.nodes)-1 {
+			return fmt.Errorf("meta leader sees %d of %d peers current", current, len(c.nodes)-1)
+		}
+		return nil
 	}
-	return false
+	return errors.New("no JetStream meta leader yet")
 }
 
 // URLs is the comma-separated client URLs of every node.
