@@ -1,0 +1,354 @@
+// Package redact finds and masks secrets in text.
+package redact
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Match is one secret found in a string: the byte range [Start, End) that is
+// masked and the class of secret it holds. For secrets that sit inside a larger
+// construct (a password in a URL, the value of a password= assignment) the
+// range covers the secret value only.
+type Match struct {
+	Class string
+	Start int
+	End   int
+}
+
+// Secret classes reported in Match.Class and in the redaction marker.
+const (
+	ClassOpenAIKey          = "openai_api_key"
+	ClassAnthropicKey       = "anthropic_api_key"
+	ClassAWSAccessKey       = "aws_access_key"
+	ClassGitHubToken        = "github_token"
+	ClassSlackToken         = "slack_token"
+	ClassJWT                = "jwt"
+	ClassPrivateKey         = "private_key"
+	ClassURLPassword        = "url_password"
+	ClassPasswordAssignment = "password_assignment"
+)
+
+// detector finds one class of secret. Scanning a whole text with a regexp per
+// class is slow, so each detector names literal anchors (a prefix every match
+// contains); the regexp, anchored with ^, runs only where an anchor occurs.
+//
+// The regexp's group named "v", when present, is the part that is masked;
+// otherwise the whole match is. accept, when set, rejects matches that look
+// like prose rather than a secret.
+type detector struct {
+	class   string
+	anchors []string
+	// fold searches anchors in an ASCII-lower-cased copy of the text.
+	fold bool
+	// word requires a non-word byte (or the start of text) before the match.
+	word bool
+	// scheme starts the match at the URL scheme before the anchor "://".
+	scheme bool
+	re     *regexp.Regexp
+	accept func(s string, loc, value []int) bool
+}
+
+// detectors run in priority order: on two matches with the same start and
+// length, the earlier detector's class wins (sk-ant- is Anthropic, not OpenAI).
+var detectors = []detector{
+	{
+		class:   ClassPrivateKey,
+		anchors: []string{"-----BEGIN"},
+		// A whole PEM block; an unterminated one (a cut transcript) is masked up
+		// to the end of its base64 body.
+		re: anchored(`-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,.\-]*)`),
+	},
+	{
+		class:   ClassAnthropicKey,
+		anchors: []string{"sk-ant-"},
+		word:    true,
+		re:      anchored(`sk-ant-[A-Za-z0-9_\-]{20,}`),
+	},
+	{
+		class:   ClassOpenAIKey,
+		anchors: []string{"sk-"},
+		word:    true,
+		re:      anchored(`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`),
+	},
+	{
+		class:   ClassAWSAccessKey,
+		anchors: []string{"AKIA", "ASIA"},
+		word:    true,
+		re:      anchored(`(?:AKIA|ASIA)[A-Z0-9]{16}\b`),
+	},
+	{
+		class:   ClassGitHubToken,
+		anchors: []string{"gh", "github_pat_"},
+		word:    true,
+		re:      anchored(`(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`),
+	},
+	{
+		class:   ClassSlackToken,
+		anchors: []string{"xox"},
+		word:    true,
+		re:      anchored(`xox[bpars]-[A-Za-z0-9\-]{10,}`),
+	},
+	{
+		class:   ClassJWT,
+		anchors: []string{"eyJ"},
+		word:    true,
+		re:      anchored(`eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`),
+	},
+	{
+		class:   ClassURLPassword,
+		anchors: []string{"://"},
+		scheme:  true,
+		re:      anchored(`[A-Za-z][A-Za-z0-9+.\-]{0,20}://[^\s:/@]{1,256}:(?P<v>[^\s/]{1,256})@`),
+	},
+	{
+		class:   ClassPasswordAssignment,
+		anchors: []string{"passw", "pwd", "secret", "token", "api"},
+		fold:    true,
+		re: anchored(`(?i)(?P<k>password|passwd|pwd|secret|token|api[_\-]?key)["']?[ \t]*(?P<op>[:=])[ \t]*` +
+			`(?:"(?P<v>[^"\n]{1,256})"|'(?P<v>[^'\n]{1,256})'|(?P<v>[^\s"'<>&,;()]{1,256}))`),
+		accept: acceptAssignment,
+	},
+	{
+		class:   ClassPasswordAssignment,
+		anchors: []string{"密码"},
+		re:      anchored(`密码(?:是|为|[:：])[ \t]*(?P<v>[^\s，。；、,;"'“”]{1,256})`),
+	},
+}
+
+func anchored(expr string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + expr + `)`) }
+
+// marker matches a redaction marker already in the text, so a second pass
+// leaves it alone and String stays idempotent.
+var marker = regexp.MustCompile(`\[REDACTED:[a-z_]{1,40}\]`)
+
+// acceptAssignment keeps key=value pairs whose value looks like a credential
+// and drops prose ("the token: it expires") and placeholders (${DB_PASSWORD}).
+// loc is the full submatch index; group 1 is the key, group 2 the operator.
+func acceptAssignment(s string, loc, value []int) bool {
+	v := s[value[0]:value[1]]
+	if strings.HasPrefix(v, "$") || strings.HasPrefix(v, "<") || strings.HasPrefix(v, "{{") || strings.Trim(v, "*xX.") == "" {
+		return false
+	}
+	key := strings.ToLower(s[loc[2]:loc[3]])
+	if key == "pwd" && strings.HasPrefix(v, "/") {
+		return false // PWD=/home/user in an environment dump is a directory
+	}
+	strong := strings.HasPrefix(key, "pass") || key == "pwd"
+	quoted := value[0] > 0 && (s[value[0]-1] == '"' || s[value[0]-1] == '\'')
+	colon := s[loc[4]:loc[5]] == ":"
+	n := utf8.RuneCountInString(v)
+	switch {
+	case strong:
+		return n >= 3
+	case quoted || !colon:
+		return n >= 6
+	default:
+		// "token: <value>" in prose is common; require something key-like.
+		return n >= 8 && strings.ContainsAny(v, "0123456789")
+	}
+}
+
+// Find returns the secrets in s as non-overlapping byte ranges in order.
+// Overlapping detections are merged into one range that keeps the class of the
+// one starting first, so every byte any detector flags is covered. Existing
+// [REDACTED:<class>] markers are never reported.
+func Find(s string) []Match {
+	var found []candidate
+	var lower string
+	for i, d := range detectors {
+		text := s
+		if d.fold {
+			if lower == "" {
+				lower = asciiLower(s)
+			}
+			text = lower
+		}
+		for _, a := range d.anchors {
+			found = d.scan(found, s, text, a, i)
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	return merge(dropMarkers(found, marker.FindAllStringIndex(s, -1)))
+}
+
+// candidate is a detection before overlaps are merged.
+type candidate struct {
+	Match
+	priority int
+}
+
+// scan runs d at every occurrence of anchor in text (s itself, or its
+// lower-cased copy of equal length) and appends the accepted matches.
+func (d detector) scan(found []candidate, s, text, anchor string, priority int) []candidate {
+	names := d.re.SubexpNames()
+	for from := 0; from < len(text); {
+		i := strings.Index(text[from:], anchor)
+		if i < 0 {
+			break
+		}
+		at := from + i
+		from = at + 1
+		start := at
+		if d.scheme {
+			start = schemeStart(s, at)
+		}
+		if d.word && start > 0 && isWordByte(s[start-1]) {
+			continue
+		}
+		loc := d.re.FindStringSubmatchIndex(s[start:])
+		if loc == nil {
+			continue
+		}
+		for k := range loc {
+			if loc[k] >= 0 {
+				loc[k] += start
+			}
+		}
+		span := []int{loc[0], loc[1]}
+		for g, name := range names {
+			if name == "v" && loc[2*g] >= 0 {
+				span = []int{loc[2*g], loc[2*g+1]}
+			}
+		}
+		if d.accept != nil && !d.accept(s, loc, span) {
+			continue
+		}
+		found = append(found, candidate{Match{d.class, span[0], span[1]}, priority})
+		from = max(from, loc[1])
+	}
+	return found
+}
+
+// schemeStart returns where the URL scheme before "://" at i begins: the
+// longest run of up to 21 scheme bytes that starts with a letter.
+func schemeStart(s string, i int) int {
+	start := i
+	for j := i - 1; j >= 0 && i-j <= 21; j-- {
+		c := s[j]
+		if !isLetter(c) && (c < '0' || c > '9') && c != '+' && c != '.' && c != '-' {
+			break
+		}
+		if isLetter(c) {
+			start = j
+		}
+	}
+	return start
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+func isWordByte(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' || c == '_' }
+
+// asciiLower lower-cases ASCII letters only, so byte offsets stay valid.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// dropMarkers removes detections that lie entirely inside an existing marker
+// (such as the value of "password=[REDACTED:jwt]").
+func dropMarkers(found []candidate, markers [][]int) []candidate {
+	if len(markers) == 0 {
+		return found
+	}
+	kept := found[:0]
+	for _, c := range found {
+		inside := false
+		for _, m := range markers {
+			if c.Start >= m[0] && c.End <= m[1] {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+func merge(found []candidate) []Match {
+	if len(found) == 0 {
+		return nil
+	}
+	sort.SliceStable(found, func(i, j int) bool {
+		a, b := found[i], found[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		if a.End != b.End {
+			return a.End > b.End
+		}
+		return a.priority < b.priority
+	})
+	out := []Match{found[0].Match}
+	for _, c := range found[1:] {
+		last := &out[len(out)-1]
+		if c.Start < last.End {
+			last.End = max(last.End, c.End)
+			continue
+		}
+		out = append(out, c.Match)
+	}
+	return out
+}
+
+// String returns s with every secret replaced by [REDACTED:<class>] and the
+// classes it replaced, de-duplicated in first-seen order. It is idempotent:
+// String of its own output returns that output unchanged.
+func String(s string) (redacted string, classes []string) {
+	matches := Find(s)
+	if len(matches) == 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	prev := 0
+	for _, m := range matches {
+		b.WriteString(s[prev:m.Start])
+		b.WriteString("[REDACTED:" + m.Class + "]")
+		prev = m.End
+		if !containsString(classes, m.Class) {
+			classes = append(classes, m.Class)
+		}
+	}
+	b.WriteString(s[prev:])
+	return b.String(), classes
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Contains reports whether s holds at least one secret.
+func Contains(s string) bool { return len(Find(s)) > 0 }
+
+// Only reports whether s holds at least one secret and nothing else but
+// whitespace, punctuation and symbols: after redaction no letter or digit
+// outside the markers is left. Harvest drops such a fact.
+func Only(s string) bool {
+	red, classes := String(s)
+	if len(classes) == 0 {
+		return false
+	}
+	rest := marker.ReplaceAllString(red, "")
+	return strings.IndexFunc(rest, func(r rune) bool {
+		return unicode.IsLetter(r) || unicode.IsDigit(r)
+	}) < 0
+}
