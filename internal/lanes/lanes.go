@@ -26,6 +26,9 @@ type Head struct {
 	Lane Lane `json:"lane"`
 	// CheckpointID is the active checkpoint.
 	CheckpointID string `json:"checkpoint_id"`
+	// ParentCheckpointID is the checkpoint this one replaced ("" for a
+	// lane's first).
+	ParentCheckpointID string `json:"parent_checkpoint_id"`
 	// Generation is 1 for a lane's first checkpoint, +1 per activation.
 	Generation int64 `json:"generation"`
 	// HeadHash is the active checkpoint's hash.

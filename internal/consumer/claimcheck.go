@@ -1,0 +1,80 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// maxEvents is the contract's bound on a request's events (wire.md).
+const maxEvents = 10000
+
+// loadEvents returns the request's events array: inline, or streamed from
+// the cairn_lanes object named by events_object. The object's recorded size
+// is checked before any byte is read, the read itself is capped, and the
+// array's length is checked before the engine decodes its elements.
+func (p *Processor) loadEvents(ctx context.Context, req *envelope) (json.RawMessage, error) {
+	raw := req.Events
+	if req.EventsObject != nil {
+		var err error
+		if raw, err = p.readEventsObject(ctx, *req.EventsObject); err != nil {
+			return nil, err
+		}
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, errcode.Wrap(errcode.InvalidRequest, "events must be an array", err)
+	}
+	if len(items) == 0 || len(items) > maxEvents {
+		return nil, errcode.WithDetails(errcode.InvalidRequest, "compaction event sequence is empty or oversized",
+			map[string]any{"count": len(items)})
+	}
+	return raw, nil
+}
+
+func (p *Processor) readEventsObject(ctx context.Context, name string) (json.RawMessage, error) {
+	missing := func(err error) error {
+		return errcode.WithDetails(errcode.EventsObjectMissing, "events_object does not name a stored object",
+			map[string]any{"events_object": name, "cause": err.Error()})
+	}
+	if name == "" {
+		return nil, missing(errors.New("empty name"))
+	}
+	store := p.stores.Lanes
+	info, err := store.GetInfo(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, missing(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	limit := p.cfg.MaxEventsObjectBytes
+	if int64(info.Size) > limit {
+		return nil, tooLarge(name, int64(info.Size), limit)
+	}
+	obj, err := store.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, missing(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = obj.Close() }()
+	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(name, int64(len(data)), limit)
+	}
+	return data, nil
+}
+
+func tooLarge(name string, size, limit int64) error {
+	return errcode.WithDetails(errcode.PayloadTooLarge, "events_object exceeds the size limit",
+		map[string]any{"events_object": name, "bytes": size, "limit": limit})
+}

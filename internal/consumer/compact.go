@@ -1,0 +1,327 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/lanes"
+	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/topology"
+)
+
+// Commit steps a test can stop the processor after (Config.crashAt).
+const (
+	stepSummaryRequested = "summary_requested"
+	stepCheckpointStored = "checkpoint_stored"
+	stepLedgerStored     = "ledger_stored"
+	stepHeadAdvanced     = "head_advanced"
+	stepOutboxPublished  = "outbox_published"
+	stepLedgerFinal      = "ledger_final"
+)
+
+// CrashSteps lists every commit step in order, for crash tests.
+var CrashSteps = []string{stepSummaryRequested, stepCheckpointStored, stepLedgerStored, stepHeadAdvanced, stepOutboxPublished, stepLedgerFinal}
+
+// compact is the innermost handler: it runs one request to its outcome.
+// A request whose checkpoint is already stored resumes at activation and
+// never calls the model again.
+func (p *Processor) compact(ctx context.Context, d *delivery) error {
+	if d.entry.State == ledger.Stored && d.entry.Plan != nil {
+		return p.activate(ctx, d, d.entry.Plan)
+	}
+	req := d.req
+	lane := req.lane()
+	events, err := p.loadEvents(ctx, req)
+	if err != nil {
+		return err
+	}
+	head, _, err := p.lanes.Head(ctx, lane)
+	if err != nil {
+		return err
+	}
+	if done, err := p.checkFence(ctx, d, head); done || err != nil {
+		return err
+	}
+	in := Input{Body: d.body, Events: events}
+	if head != nil {
+		in.State = head.State
+		if in.PreviousSemantic, err = p.activeSemantic(ctx, head); err != nil {
+			return err
+		}
+	}
+	rs := &recordingSummarizer{p: p, d: d, inner: p.summarizer}
+	res, err := p.compactor.Compact(ctx, in, rs, p.now())
+	if err != nil {
+		if rs.wasOpened() && !errors.Is(err, errCrashed) && ctx.Err() == nil {
+			// The calls returned: a redelivery need not wait for them.
+			_ = p.updateEntry(ctx, d, func(e *ledger.Entry) { closeAttempt(e, rs.usageJSON()) })
+		}
+		return err
+	}
+	if res.Status == StatusSkipped {
+		return p.skip(ctx, d, res, rs)
+	}
+	plan, err := p.plan(d, head, res, events)
+	if err != nil {
+		return err
+	}
+	cp := &lanes.Checkpoint{
+		ID: req.RequestID, Hash: res.CheckpointHash, ParentID: req.parent(), ParentHash: headHash(head),
+		Generation: plan.Generation, Body: res.Checkpoint,
+	}
+	if err := p.lanes.PutCheckpoint(ctx, cp); err != nil {
+		return err
+	}
+	if err := p.crashPoint(stepCheckpointStored); err != nil {
+		return err
+	}
+	err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
+		e.State, e.Plan = ledger.Stored, plan
+		closeAttempt(e, rs.usageJSON())
+	})
+	if err != nil {
+		return err
+	}
+	if err := p.crashPoint(stepLedgerStored); err != nil {
+		return err
+	}
+	return p.activate(ctx, d, plan)
+}
+
+// checkFence enforces engine.md 0.3: the request's parent must be the
+// lane's active checkpoint and its previous_semantic, when given, the
+// active checkpoint's semantic. A head that already is this request's
+// checkpoint means an earlier delivery activated it (done).
+func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Head) (done bool, err error) {
+	req := d.req
+	active := ""
+	if head != nil {
+		active = head.CheckpointID
+	}
+	if active == req.RequestID && active != "" {
+		return true, p.finishActivated(ctx, d, head)
+	}
+	if active != req.parent() {
+		return false, staleHead(req, active, "parent_checkpoint_id is not the lane's active checkpoint")
+	}
+	if hasJSONValue(req.PreviousSemantic) {
+		var v any
+		if err := json.Unmarshal(req.PreviousSemantic, &v); err != nil {
+			return false, errcode.Wrap(errcode.InvalidSemantic, "previous_semantic is not JSON", err)
+		}
+		h, err := canonical.Hash(v)
+		if err != nil {
+			return false, errcode.Wrap(errcode.InvalidSemantic, "previous_semantic is not canonical JSON", err)
+		}
+		if head == nil || h != head.SemanticHash {
+			return false, staleHead(req, active, "previous_semantic differs from the active checkpoint's")
+		}
+	}
+	return false, nil
+}
+
+func staleHead(req *envelope, active, why string) error {
+	return errcode.WithDetails(errcode.StaleHead, why, map[string]any{
+		"parent_checkpoint_id": nullable(req.parent()), "active_checkpoint_id": nullable(active),
+	})
+}
+
+func headHash(h *lanes.Head) string {
+	if h == nil {
+		return ""
+	}
+	return h.HeadHash
+}
+
+// activeSemantic loads the active checkpoint's semantic (engine.md 0.3).
+func (p *Processor) activeSemantic(ctx context.Context, head *lanes.Head) (json.RawMessage, error) {
+	if head.SemanticHash == "" || head.CheckpointID == "" {
+		return nil, nil
+	}
+	cp, err := p.lanes.GetCheckpoint(ctx, head.CheckpointID)
+	if err != nil {
+		return nil, err
+	}
+	if cp == nil {
+		return nil, errcode.WithDetails(errcode.Internal, "the active checkpoint is missing from the store",
+			map[string]any{"checkpoint_id": head.CheckpointID})
+	}
+	var body struct {
+		Semantic json.RawMessage `json:"semantic"`
+	}
+	if err := json.Unmarshal(cp.Body, &body); err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "stored checkpoint is corrupt", err)
+	}
+	if !hasJSONValue(body.Semantic) {
+		return nil, nil
+	}
+	return body.Semantic, nil
+}
+
+// plan builds the head this request activates and the records it carries:
+// the activated event, and the harvest job for a compacted result unless the
+// request turned harvesting off.
+func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, events json.RawMessage) (*lanes.Head, error) {
+	req := d.req
+	gen := int64(1)
+	if head != nil {
+		gen = head.Generation + 1
+	}
+	d.mu.Lock()
+	attempts := append([]ledger.Attempt(nil), d.entry.Attempts...)
+	d.mu.Unlock()
+	if len(attempts) > 0 {
+		attempts = attempts[:len(attempts)-1] // the current attempt is in the engine's usage
+	}
+	id := eventID(req.RequestID, kindActivated, 0)
+	ev := activatedEvent{
+		common: newCommon(req, req.RequestID, id, kindActivated, p.now()),
+		Status: res.Status, CheckpointID: req.RequestID, ParentCheckpointID: nullable(req.parent()),
+		Generation: gen, CheckpointHash: res.CheckpointHash, ParentCheckpointHash: nullable(headHash(head)),
+		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, TokensReclaimed: res.TokensReclaimed,
+		RetainedEventIDs: nonNil(res.RetainedEventIDs), ArtifactIDs: nonNil(res.ArtifactIDs),
+		ProviderUsage: usageWithAttempts(res.ProviderUsage, attempts), Checkpoint: res.Checkpoint,
+	}
+	activated, err := record(topology.SubjectActivated, id, ev, d.traceparent)
+	if err != nil {
+		return nil, err
+	}
+	records := []outbox.Record{activated}
+	if res.Status == StatusCompacted && req.wantsHarvest() && len(res.CutEventIDs) > 0 {
+		job, err := buildHarvestRecord(req, req.RequestID, events, res.CutEventIDs, d.traceparent)
+		if err != nil {
+			return nil, err
+		}
+		records = append(records, job)
+	}
+	return &lanes.Head{
+		Lane: req.lane(), CheckpointID: req.RequestID, ParentCheckpointID: req.parent(), Generation: gen,
+		HeadHash: res.CheckpointHash, SemanticHash: res.SemanticHash, State: res.NextState,
+		Outbox: records, UpdatedAt: p.now(),
+	}, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// activate moves the lane head to plan by compare-and-swap, carrying the
+// plan's records together with any records still pending on the head. The
+// swap is the commit point. A conflict re-reads the head: if it still has
+// the plan's parent (the relay cleared records meanwhile) the swap is
+// retried; if it is the plan's checkpoint, or the checkpoint is in the
+// lane's history, an earlier delivery committed it; otherwise the parent was
+// replaced and the request is stale_head (the stored checkpoint stays, never
+// rebased).
+func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head) error {
+	lane := plan.Lane
+	for attempt := 0; ; attempt++ {
+		if attempt >= p.cfg.HeadAttempts {
+			return fmt.Errorf("consumer: lane head still contended after %d attempts", attempt)
+		}
+		head, rev, err := p.lanes.Head(ctx, lane)
+		if err != nil {
+			return err
+		}
+		active := ""
+		if head != nil {
+			active = head.CheckpointID
+		}
+		if active == plan.CheckpointID {
+			break
+		}
+		if active != plan.ParentCheckpointID {
+			if in, err := p.lanes.InHistory(ctx, head, plan.CheckpointID, p.cfg.HistoryLimit); err != nil || in {
+				if err != nil {
+					return err
+				}
+				break
+			}
+			return staleHead(d.req, active, "the lane's active checkpoint changed before activation")
+		}
+		next := *plan
+		next.UpdatedAt = p.now()
+		if head != nil && len(head.Outbox) > 0 {
+			next.Outbox = append(append([]outbox.Record(nil), head.Outbox...), plan.Outbox...)
+		}
+		_, err = p.lanes.Advance(ctx, lane, rev, &next)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, lanes.ErrConflict) {
+			return err
+		}
+	}
+	if err := p.crashPoint(stepHeadAdvanced); err != nil {
+		return err
+	}
+	return p.finishActivation(ctx, d, plan)
+}
+
+// finishActivation publishes the committed records now (the relay would
+// otherwise), records the outcome in the ledger and lets the message be
+// acked.
+func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lanes.Head) error {
+	if key, err := plan.Lane.Key(); err == nil {
+		if err := p.relay.Deliver(ctx, key); err != nil {
+			p.log.Debug("consumer: inline outbox delivery failed; the relay retries", "err", err)
+		}
+	}
+	if err := p.crashPoint(stepOutboxPublished); err != nil {
+		return err
+	}
+	outcome := plan.Outbox[0]
+	err := p.updateEntry(ctx, d, func(e *ledger.Entry) {
+		e.State, e.Outcome, e.Plan = ledger.Activated, &outcome, nil
+		closeAttempt(e, nil)
+	})
+	if err != nil {
+		return err
+	}
+	if err := outbox.Publish(ctx, p.js, outcome); err != nil {
+		return err
+	}
+	return p.crashPoint(stepLedgerFinal)
+}
+
+// finishActivated handles a head that already is this request's checkpoint
+// while the ledger has no plan (it was lost or never written): the outcome
+// is rebuilt from the stored plan if any, else the request is treated as
+// done once the ledger records it.
+func (p *Processor) finishActivated(ctx context.Context, d *delivery, head *lanes.Head) error {
+	if d.entry.Plan != nil {
+		return p.finishActivation(ctx, d, d.entry.Plan)
+	}
+	return errcode.WithDetails(errcode.Internal, "the lane head is this request's checkpoint but the ledger has no record of it",
+		map[string]any{"checkpoint_id": head.CheckpointID})
+}
+
+// skip records and publishes a skipped outcome; nothing else changes.
+func (p *Processor) skip(ctx context.Context, d *delivery, res *Result, rs *recordingSummarizer) error {
+	req := d.req
+	id := eventID(req.RequestID, kindSkipped, 0)
+	ev := skippedEvent{common: newCommon(req, req.RequestID, id, kindSkipped, p.now()), Reason: res.SkipReason, TokensBefore: res.TokensBefore}
+	rec, err := record(topology.SubjectSkipped, id, ev, d.traceparent)
+	if err != nil {
+		return err
+	}
+	err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
+		e.State, e.Outcome = ledger.Skipped, &rec
+		closeAttempt(e, rs.usageJSON())
+	})
+	if err != nil {
+		return err
+	}
+	if err := outbox.Publish(ctx, p.js, rec); err != nil {
+		return err
+	}
+	return p.crashPoint(stepLedgerFinal)
+}

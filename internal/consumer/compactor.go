@@ -1,0 +1,67 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/engine"
+)
+
+// Compactor runs the compaction engine for one request. The processor owns
+// everything around it: lane state comes from the lane head, and the result
+// only becomes active through the processor's commit.
+type Compactor interface {
+	// Compact decodes and validates in.Body (Request v1, wire.md) with the
+	// lane state of in applied, compacts it with s, and returns the result.
+	// Errors are *errcode.Error for anything the request caused.
+	Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error)
+}
+
+// Input is one request with the lane state Cairn holds for it (engine.md
+// 0.3).
+type Input struct {
+	// Body is the request exactly as received.
+	Body []byte
+	// Events is the request's events array: inline, or loaded from the
+	// claim-check object named by events_object.
+	Events json.RawMessage
+	// State is the lane's anti-thrash state from its head (nil: a new lane).
+	State json.RawMessage
+	// PreviousSemantic is the active checkpoint's semantic (nil: none).
+	PreviousSemantic json.RawMessage
+}
+
+// Result is what the processor needs from a compaction.
+type Result struct {
+	// Status is "skipped", "pruned" or "compacted".
+	Status string
+	// SkipReason is set when Status is "skipped".
+	SkipReason string
+	// Checkpoint is the checkpoint's persistence map (engine.md 6.7).
+	Checkpoint json.RawMessage
+	// CheckpointHash is the canonical hash of Checkpoint without created_at.
+	CheckpointHash string
+	// SemanticHash is the checkpoint's semantic_hash ("" when none).
+	SemanticHash string
+	TokensBefore     int64
+	TokensAfter      int64
+	TokensReclaimed  int64
+	RetainedEventIDs []string
+	ArtifactIDs      []string
+	// ProviderUsage is the engine's provider_usage (JSON).
+	ProviderUsage json.RawMessage
+	// NextState is the lane's anti-thrash state after record_success; the
+	// processor stores it only if the checkpoint becomes active.
+	NextState json.RawMessage
+	// CutEventIDs are the events the summary replaced (the summarized prefix),
+	// in order; the harvest job is built from their original form.
+	CutEventIDs []string
+}
+
+// Result statuses.
+const (
+	StatusSkipped   = "skipped"
+	StatusPruned    = "pruned"
+	StatusCompacted = "compacted"
+)

@@ -1,0 +1,126 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/outbox"
+)
+
+// dedupe consults the request ledger before any work:
+//
+//   - a new request_id gets a "started" entry with the body's content hash;
+//   - a body that differs from the recorded one is request_id_conflict;
+//   - a finished request re-publishes its recorded outcome (same event id)
+//     and is acked, so a redelivery or a late resend is a no-op;
+//   - a retryable failure is reopened by a resend;
+//   - a model call that may still be running (summary_requested before its
+//     deadline) is not repeated: the message is redelivered after the
+//     deadline, when the call is retried, or failed with
+//     provider_attempt_uncertain under OnUncertain "fail".
+//
+// A concurrent change of the entry means another delivery of the same
+// request is working on it; that is transient.
+func (p *Processor) dedupe(next handler) handler {
+	return func(ctx context.Context, d *delivery) error {
+		hash := ledger.ContentHash(d.body)
+		entry, rev, err := p.ledger.Get(ctx, d.req.RequestID)
+		if err != nil {
+			return err
+		}
+		if entry == nil {
+			entry = &ledger.Entry{RequestID: d.req.RequestID, ContentHash: hash, State: ledger.Started, UpdatedAt: p.now()}
+			if rev, err = p.ledger.Put(ctx, entry, 0); err != nil {
+				return err
+			}
+			d.setEntry(entry, rev)
+			return next(ctx, d)
+		}
+		if entry.ContentHash != hash {
+			d.conflict = true
+			return errcode.WithDetails(errcode.RequestIDConflict, "request_id was used with a different body",
+				map[string]any{"request_id": d.req.RequestID})
+		}
+		d.setEntry(entry, rev)
+		switch {
+		case entry.State == ledger.Failed && entry.Retryable:
+			return p.reopen(ctx, d, next)
+		case entry.State.Terminal():
+			return p.replay(ctx, entry.Outcome)
+		case entry.State == ledger.SummaryRequested:
+			if err := p.checkUncertain(entry); err != nil {
+				return err
+			}
+		}
+		return next(ctx, d)
+	}
+}
+
+// replay re-publishes a finished request's outcome under its original id.
+func (p *Processor) replay(ctx context.Context, outcome *outbox.Record) error {
+	if outcome == nil {
+		return errcode.New(errcode.Internal, "finished request has no recorded outcome")
+	}
+	return outbox.Publish(ctx, p.js, *outcome)
+}
+
+// reopen starts a new round of a request whose last failure was retryable.
+func (p *Processor) reopen(ctx context.Context, d *delivery, next handler) error {
+	d.mu.Lock()
+	e := *d.entry
+	e.State, e.Outcome, e.Retryable, e.Round = ledger.Started, nil, false, e.Round+1
+	e.UpdatedAt = p.now()
+	rev, err := p.ledger.Put(ctx, &e, d.rev)
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	d.setEntry(&e, rev)
+	return next(ctx, d)
+}
+
+// checkUncertain decides about an attempt that recorded a model call but no
+// outcome.
+func (p *Processor) checkUncertain(entry *ledger.Entry) error {
+	open := entry.OpenAttempt()
+	if open == nil {
+		return nil
+	}
+	if p.now().Before(open.Deadline) {
+		return &attemptInFlight{until: open.Deadline}
+	}
+	if p.cfg.OnUncertain == OnUncertainFail {
+		return errcode.WithDetails(errcode.ProviderAttemptUncertain,
+			"an earlier model call's outcome is unknown and retrying is disabled",
+			map[string]any{"attempt": open.N, "requested_at": open.RequestedAt, "deadline": open.Deadline})
+	}
+	return nil
+}
+
+func (d *delivery) setEntry(e *ledger.Entry, rev uint64) {
+	d.mu.Lock()
+	d.entry, d.rev = e, rev
+	d.mu.Unlock()
+}
+
+// updateEntry applies change to a copy of the ledger entry and writes it by
+// compare-and-swap.
+func (p *Processor) updateEntry(ctx context.Context, d *delivery, change func(*ledger.Entry)) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.entry == nil {
+		return errors.New("consumer: no ledger entry")
+	}
+	e := *d.entry
+	e.Attempts = append([]ledger.Attempt(nil), d.entry.Attempts...)
+	change(&e)
+	e.UpdatedAt = p.now()
+	rev, err := p.ledger.Put(ctx, &e, d.rev)
+	if err != nil {
+		return err
+	}
+	d.entry, d.rev = &e, rev
+	return nil
+}

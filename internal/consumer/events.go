@@ -1,0 +1,131 @@
+package consumer
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/topology"
+)
+
+// Event kinds, as in the events' "kind" field and in event ids.
+const (
+	kindActivated = "activated"
+	kindSkipped   = "skipped"
+	kindFailed    = "failed"
+)
+
+// eventID derives an event's id from its request and kind, so that a re-run
+// of the same request yields the same id and the event stream's duplicate
+// window absorbs the repeat: "<request_id>:<kind>". A failed event of a
+// request reopened by a resend (round > 0) gets "<request_id>:failed:<round>".
+func eventID(requestID, kind string, round int) string {
+	if round > 0 {
+		return fmt.Sprintf("%s:%s:%d", requestID, kind, round)
+	}
+	return requestID + ":" + kind
+}
+
+// common holds the fields every compaction event carries (wire.md).
+type common struct {
+	V                   int    `json:"v"`
+	EventID             string `json:"event_id"`
+	Kind                string `json:"kind"`
+	RequestID           string `json:"request_id"`
+	ThreadID            string `json:"thread_id"`
+	RunAgentID          string `json:"run_agent_id"`
+	CheckpointNamespace string `json:"checkpoint_namespace"`
+	OccurredAt          string `json:"occurred_at"`
+}
+
+func newCommon(req *envelope, requestID, id, kind string, now time.Time) common {
+	c := common{V: 1, EventID: id, Kind: kind, RequestID: requestID, OccurredAt: now.UTC().Format(time.RFC3339)}
+	if req != nil {
+		c.ThreadID, c.RunAgentID, c.CheckpointNamespace = req.ThreadID, req.RunAgentID, req.CheckpointNamespace
+	}
+	return c
+}
+
+type activatedEvent struct {
+	common
+	Status               string          `json:"status"`
+	CheckpointID         string          `json:"checkpoint_id"`
+	ParentCheckpointID   *string         `json:"parent_checkpoint_id"`
+	Generation           int64           `json:"generation"`
+	CheckpointHash       string          `json:"checkpoint_hash"`
+	ParentCheckpointHash *string         `json:"parent_checkpoint_hash"`
+	TokensBefore         int64           `json:"tokens_before"`
+	TokensAfter          int64           `json:"tokens_after"`
+	TokensReclaimed      int64           `json:"tokens_reclaimed"`
+	RetainedEventIDs     []string        `json:"retained_event_ids"`
+	ArtifactIDs          []string        `json:"artifact_ids"`
+	ProviderUsage        json.RawMessage `json:"provider_usage"`
+	Checkpoint           json.RawMessage `json:"checkpoint"`
+}
+
+type skippedEvent struct {
+	common
+	Reason       string `json:"reason"`
+	TokensBefore int64  `json:"tokens_before"`
+}
+
+type failedEvent struct {
+	common
+	Error          *errcode.Error `json:"error"`
+	StreamSequence uint64         `json:"stream_sequence"`
+}
+
+// record wraps an event payload as an outbox record with its headers.
+func record(subject, id string, payload any, traceparent string) (outbox.Record, error) {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)
+	}
+	h := map[string]string{topology.HeaderEventKind: subject}
+	if traceparent != "" {
+		h[topology.HeaderTraceparent] = traceparent
+	}
+	return outbox.Record{Subject: subject, EventID: id, Headers: h, Payload: data}, nil
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// usageWithAttempts returns the engine's provider_usage with the ledger's
+// earlier, uncertain attempts of the request appended, so an operator sees
+// every model call that may have been paid for.
+func usageWithAttempts(usage json.RawMessage, attempts []ledger.Attempt) json.RawMessage {
+	var list []json.RawMessage
+	if hasJSONValue(usage) {
+		if err := json.Unmarshal(usage, &list); err != nil {
+			list = []json.RawMessage{usage}
+		}
+	}
+	for _, a := range attempts {
+		if a.Done {
+			continue
+		}
+		entry, err := json.Marshal(map[string]any{
+			"attempt": a.N, "outcome": "uncertain",
+			"requested_at": a.RequestedAt.UTC().Format(time.RFC3339), "deadline": a.Deadline.UTC().Format(time.RFC3339),
+		})
+		if err == nil {
+			list = append(list, entry)
+		}
+	}
+	if list == nil {
+		return json.RawMessage("[]")
+	}
+	out, err := json.Marshal(list)
+	if err != nil {
+		return json.RawMessage("[]")
+	}
+	return out
+}

@@ -1,0 +1,90 @@
+package consumer
+
+import (
+	"context"
+	"sync"
+
+	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// delivery is one request message on its way through the pipeline.
+type delivery struct {
+	msg         jetstream.Msg
+	body        []byte
+	msgID       string // Nats-Msg-Id header ("" when absent)
+	traceparent string
+	delivered   uint64 // delivery count, 1 for the first
+	streamSeq   uint64
+
+	req *envelope // set by decode (possibly partial when decode failed)
+
+	mu    sync.Mutex // guards entry and rev: the summarizer wrapper updates them
+	entry *ledger.Entry
+	rev   uint64
+
+	conflict bool // the body differs from the ledger's: leave the ledger alone
+}
+
+func newDelivery(msg jetstream.Msg) *delivery {
+	d := &delivery{msg: msg, body: msg.Data(), delivered: 1}
+	if h := msg.Headers(); h != nil {
+		d.msgID = h.Get(jetstream.MsgIDHeader)
+		d.traceparent = headerFold(h, topology.HeaderTraceparent)
+	}
+	if md, err := msg.Metadata(); err == nil {
+		d.delivered = md.NumDelivered
+		d.streamSeq = md.Sequence.Stream
+	}
+	return d
+}
+
+// headerFold reads a header case-insensitively (W3C trace headers are
+// lower-case by convention, but nats.Header keys are case-sensitive).
+func headerFold(h map[string][]string, name string) string {
+	for k, v := range h {
+		if len(v) > 0 && equalFold(k, name) {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i]|0x20, b[i]|0x20
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// handler processes one delivery; a nil error means the request reached its
+// outcome and may be acked.
+type handler func(ctx context.Context, d *delivery) error
+
+// middleware wraps a handler with one concern.
+type middleware func(handler) handler
+
+// pipeline composes the processor's handler. Outermost first:
+//
+//	settle    classify the result once; Ack, Term with a failed event, or Nak
+//	recover   a panic becomes internal_error instead of killing the process
+//	heartbeat InProgress every AckWait/3 while the request works
+//	decode    the request envelope and its Nats-Msg-Id
+//	deadline  deadline_at and the attempt timeout bound the context
+//	dedupe    the request ledger: repeats, conflicts, uncertain attempts
+//	compact   claim check, parent fence, engine, commit
+func (p *Processor) pipeline() handler {
+	stack := []middleware{p.settle, recoverPanics, p.heartbeat, p.decode, p.deadline, p.dedupe}
+	h := handler(p.compact)
+	for i := len(stack) - 1; i >= 0; i-- {
+		h = stack[i](h)
+	}
+	return h
+}

@@ -1,0 +1,182 @@
+// Package consumer turns compaction requests into activated checkpoints.
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/lanes"
+	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Deps are the processor's collaborators.
+type Deps struct {
+	// JS is the JetStream context; the connection behind it should reconnect
+	// forever (nats.MaxReconnects(-1)).
+	JS jetstream.JetStream
+	// Stores are the buckets from topology.Ensure.
+	Stores *topology.Stores
+	// Compactor runs the engine.
+	Compactor Compactor
+	// Summarizer is the model boundary the engine calls.
+	Summarizer engine.Summarizer
+	// Logger receives operational logs (nil: discarded).
+	Logger *slog.Logger
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Processor consumes compaction requests with one durable pull consumer
+// shared by every replica, and commits each outcome through the lane head.
+// Run it once per process.
+type Processor struct {
+	cfg        Config
+	js         jetstream.JetStream
+	stores     *topology.Stores
+	lanes      *lanes.Store
+	ledger     *ledger.Ledger
+	relay      *outbox.Relay
+	compactor  Compactor
+	summarizer engine.Summarizer
+	log        *slog.Logger
+	now        func() time.Time
+	handle     handler
+
+	crashOnce sync.Once
+	crashed   chan struct{}
+}
+
+// New validates cfg and returns a processor. It does no I/O.
+func New(cfg Config, d Deps) (*Processor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if d.JS == nil || d.Stores == nil || d.Stores.Heads == nil || d.Stores.Checkpoints == nil ||
+		d.Stores.Ledger == nil || d.Stores.Lanes == nil || d.Compactor == nil || d.Summarizer == nil {
+		return nil, errors.New("consumer: Deps needs JS, Stores (heads, checkpoints, ledger, lanes), Compactor and Summarizer")
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	relay, err := outbox.NewRelay(d.Stores.Heads, d.JS, cfg.Relay, d.Logger)
+	if err != nil {
+		return nil, err
+	}
+	p := &Processor{
+		cfg: cfg, js: d.JS, stores: d.Stores,
+		lanes: lanes.New(d.Stores.Heads, d.Stores.Checkpoints), ledger: ledger.New(d.Stores.Ledger),
+		relay: relay, compactor: d.Compactor, summarizer: d.Summarizer,
+		log: d.Logger, now: d.Now, crashed: make(chan struct{}),
+	}
+	p.handle = p.pipeline()
+	return p, nil
+}
+
+// Relay returns the processor's outbox relay (for Flush in tools and tests).
+func (p *Processor) Relay() *outbox.Relay { return p.relay }
+
+// ConsumerConfig is the durable consumer the processor creates or updates on
+// start: explicit ack, MaxAckPending equal to the workers, bounded
+// MaxDeliver, never an InactiveThreshold (a durable must not expire).
+func (c Config) ConsumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       c.Durable,
+		Description:   "Cairn processor: compaction requests",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       c.AckWait,
+		MaxDeliver:    c.MaxDeliver,
+		MaxAckPending: c.Workers,
+		FilterSubject: c.Subject,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+}
+
+// Run consumes until ctx ends, then drains: it stops pulling, lets in-flight
+// requests finish for up to DrainTimeout (then Naks them), flushes the
+// outbox, and returns nil. It survives server restarts and a deleted
+// consumer by re-creating the consumer and pulling again. It returns an
+// error only when a test crash point stopped it.
+func (p *Processor) Run(ctx context.Context) error {
+	relayCtx, stopRelay := context.WithCancel(context.Background())
+	relayDone := make(chan struct{})
+	go func() {
+		defer close(relayDone)
+		_ = p.relay.Run(relayCtx)
+	}()
+	defer func() { stopRelay(); <-relayDone }()
+
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	pullCtx, stopPull := context.WithCancel(ctx)
+	defer stopPull()
+	go func() {
+		select {
+		case <-p.crashed:
+			stopPull()
+			stopWork()
+		case <-pullCtx.Done():
+		}
+	}()
+
+	var inflight sync.WaitGroup
+	p.pull(pullCtx, workCtx, &inflight)
+
+	if p.isCrashed() {
+		inflight.Wait()
+		return errCrashed
+	}
+	p.drain(stopWork, &inflight)
+	flushCtx, cancel := context.WithTimeout(context.Background(), max(p.cfg.DrainTimeout, 5*time.Second))
+	defer cancel()
+	if err := p.relay.Flush(flushCtx); err != nil {
+		p.log.Warn("consumer: outbox flush on shutdown incomplete; the next start finishes it", "err", err)
+	}
+	return nil
+}
+
+// drain waits for in-flight requests, cancelling them after DrainTimeout.
+func (p *Processor) drain(stopWork context.CancelFunc, inflight *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() { inflight.Wait(); close(done) }()
+	timer := time.NewTimer(p.cfg.DrainTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		stopWork()
+		<-done
+	}
+}
+
+func (p *Processor) crash() {
+	p.crashOnce.Do(func() { close(p.crashed) })
+}
+
+func (p *Processor) isCrashed() bool {
+	select {
+	case <-p.crashed:
+		return true
+	default:
+		return false
+	}
+}
+
+// crashPoint stops the processor at a named commit step when a test asks.
+func (p *Processor) crashPoint(step string) error {
+	if p.cfg.crashAt != nil && p.cfg.crashAt(step) {
+		p.crash()
+		return fmt.Errorf("%w: %s", errCrashed, step)
+	}
+	return nil
+}

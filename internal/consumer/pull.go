@@ -1,0 +1,132 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bounds of the wait between failed pulls.
+const (
+	minPullRetry = 50 * time.Millisecond
+	maxPullRetry = 5 * time.Second
+)
+
+// pull fetches requests until ctx ends and hands each to a worker. Every
+// fetch asks for exactly the worker slots that are free at that moment, and
+// several fetches may be outstanding at once, so no message waits in a
+// buffer behind a busy worker while its AckWait runs. A failed fetch (server
+// restart, deleted consumer, leader change) makes the next pull re-create
+// the consumer first, after a bounded, growing pause.
+func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup) {
+	slots := make(chan struct{}, p.cfg.Workers)
+	for range p.cfg.Workers {
+		slots <- struct{}{}
+	}
+	var fetches sync.WaitGroup
+	defer fetches.Wait()
+	var broken atomic.Bool
+	var cons jetstream.Consumer
+	failures := 0
+	for ctx.Err() == nil {
+		if cons == nil || broken.Swap(false) {
+			c, err := p.js.CreateOrUpdateConsumer(ctx, p.cfg.Stream, p.cfg.ConsumerConfig())
+			if err != nil {
+				failures++
+				p.log.Warn("consumer: cannot create the durable consumer; retrying", "err", err)
+				waitFor(ctx, retryDelay(failures))
+				continue
+			}
+			cons = c
+		}
+		n := acquire(ctx, slots)
+		if n == 0 {
+			return
+		}
+		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(p.cfg.PullWait), jetstream.FetchContext(ctx))
+		if err != nil {
+			release(slots, n)
+			failures++
+			broken.Store(true)
+			waitFor(ctx, retryDelay(failures))
+			continue
+		}
+		fetches.Add(1)
+		go func() {
+			defer fetches.Done()
+			got := p.dispatch(workCtx, batch, slots, inflight)
+			release(slots, n-got)
+			if err := batch.Error(); err != nil && !errors.Is(err, context.Canceled) {
+				p.log.Warn("consumer: pull failed; re-creating the consumer", "err", err)
+				broken.Store(true)
+				waitFor(ctx, retryDelay(2))
+			}
+		}()
+		failures = 0
+	}
+}
+
+// dispatch starts a worker for each message of batch; each worker returns
+// its slot when it is done. It reports how many messages arrived.
+func (p *Processor) dispatch(workCtx context.Context, batch jetstream.MessageBatch, slots chan struct{}, inflight *sync.WaitGroup) int {
+	got := 0
+	for msg := range batch.Messages() {
+		got++
+		inflight.Add(1)
+		go func() {
+			defer func() { slots <- struct{}{} }()
+			defer inflight.Done()
+			if p.isCrashed() {
+				return // a killed process settles nothing
+			}
+			p.handle(workCtx, newDelivery(msg))
+		}()
+	}
+	return got
+}
+
+// acquire blocks for one free slot, then takes every other free slot
+// without blocking. It returns 0 when ctx ends first.
+func acquire(ctx context.Context, slots chan struct{}) int {
+	select {
+	case <-ctx.Done():
+		return 0
+	case <-slots:
+	}
+	n := 1
+	for {
+		select {
+		case <-slots:
+			n++
+		default:
+			return n
+		}
+	}
+}
+
+func release(slots chan struct{}, n int) {
+	for range n {
+		slots <- struct{}{}
+	}
+}
+
+func retryDelay(failures int) time.Duration {
+	d := minPullRetry << min(failures, 10)
+	return min(d, maxPullRetry)
+}
+
+// waitFor waits d or until ctx ends; it reports whether ctx is still live.
+func waitFor(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,118 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/ledger"
+)
+
+// recordingSummarizer writes summary_requested (with the attempt's
+// deadline) to the ledger before the first model call of an attempt, so
+// that a redelivery after a crash knows a call may have been made and paid
+// for. Later calls of the same attempt run under the same record and the
+// same deadline. It also accumulates the attempt's reported usage.
+type recordingSummarizer struct {
+	p     *Processor
+	d     *delivery
+	inner engine.Summarizer
+
+	mu     sync.Mutex
+	opened bool
+	usage  engine.Usage
+	calls  int
+}
+
+var _ engine.Summarizer = (*recordingSummarizer)(nil)
+
+// Summarize records the attempt if needed, then calls the inner summarizer
+// under the attempt's deadline.
+func (s *recordingSummarizer) Summarize(ctx context.Context, payload engine.Payload) (engine.Summary, error) {
+	if err := s.open(ctx); err != nil {
+		return engine.Summary{}, err
+	}
+	deadline := s.deadline()
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	sum, err := s.inner.Summarize(ctx, payload)
+	s.mu.Lock()
+	s.calls++
+	if sum.Usage != nil {
+		s.usage.InputTokens += sum.Usage.InputTokens
+		s.usage.OutputTokens += sum.Usage.OutputTokens
+		s.usage.CachedTokens += sum.Usage.CachedTokens
+		s.usage.Attempts += max(sum.Usage.Attempts, 1)
+		s.usage.Model = sum.Usage.Model
+	}
+	s.mu.Unlock()
+	return sum, err
+}
+
+func (s *recordingSummarizer) open(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opened {
+		return nil
+	}
+	now := s.p.now()
+	deadline := now.Add(s.p.cfg.AttemptTimeout)
+	if dl := s.d.req.deadline; !dl.IsZero() && dl.Before(deadline) {
+		deadline = dl
+	}
+	err := s.p.updateEntry(ctx, s.d, func(e *ledger.Entry) {
+		e.State = ledger.SummaryRequested
+		e.AddAttempt(now, deadline)
+	})
+	if err != nil {
+		return err
+	}
+	s.opened = true
+	return s.p.crashPoint("summary_requested")
+}
+
+func (s *recordingSummarizer) deadline() time.Time {
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	if a := s.d.entry.OpenAttempt(); a != nil {
+		return a.Deadline
+	}
+	return s.p.now().Add(s.p.cfg.AttemptTimeout)
+}
+
+// usageJSON is the attempt's usage for the ledger, or nil when no call was
+// made.
+func (s *recordingSummarizer) usageJSON() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls == 0 {
+		return nil
+	}
+	b, err := json.Marshal(s.usage)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func (s *recordingSummarizer) wasOpened() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opened
+}
+
+// closeAttempt marks the entry's open attempt finished with its usage.
+func closeAttempt(e *ledger.Entry, usage json.RawMessage) {
+	if len(e.Attempts) == 0 {
+		return
+	}
+	a := &e.Attempts[len(e.Attempts)-1]
+	if !a.Done {
+		a.Done = true
+		if usage != nil {
+			a.Usage = usage
+		}
+	}
+}
