@@ -43,7 +43,7 @@ type Result struct {
 	// CheckpointHash is the canonical hash of Checkpoint without created_at.
 	CheckpointHash string
 	// SemanticHash is the checkpoint's semantic_hash ("" when none).
-	SemanticHash string
+	SemanticHash     string
 	TokensBefore     int64
 	TokensAfter      int64
 	TokensReclaimed  int64

@@ -60,9 +60,9 @@ type Relay struct {
 
 	stripes [lockStripes]sync.Mutex
 
-	mu      sync.Mutex
-	retry   map[string]struct{}
-	rescan  bool
+	mu     sync.Mutex
+	retry  map[string]struct{}
+	rescan bool
 }
 
 // NewRelay returns a relay over the values of kv, publishing through pub.
