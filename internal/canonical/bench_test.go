@@ -7,11 +7,18 @@ import (
 	"testing"
 )
 
+// prose and code are typical event content: English with a newline per
+// paragraph, and indented Go with quotes and a newline per line.
+const (
+	prose = "Step %d: I looked at the failing test in internal/engine/cut_test.go. The cut point moves back when the retained tool result's call_id matches an assistant call, so the tail keeps the pair together and the summary never splits them.\n"
+	code  = "func cut(events []Event) int {\n    for i := len(events) - 1; i >= 0; i-- {\n        if events[i].Role == \"tool\" {\n            continue\n        }\n        return i\n    }\n    return 0\n}\n"
+)
+
 // eventLike builds a ~100 KB value shaped like a lane of compaction events.
 func eventLike() map[string]any {
 	events := make([]any, 0, 48)
 	for i := range 48 {
-		content := strings.Repeat(fmt.Sprintf("line %d of the assistant's answer, with \"quotes\" and a tab\t; ", i), 24)
+		content := strings.Repeat(fmt.Sprintf(prose+code, i), 4)
 		events = append(events, map[string]any{
 			"event_id":             fmt.Sprintf("0190f1e2-7c3a-7b4d-8e5f-%012d", i),
 			"chat_seq":             int64(i + 1),

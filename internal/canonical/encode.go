@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -73,8 +75,15 @@ func Valid(v any) bool {
 // encoder holds the output buffer and a shared scratch area for sorting keys;
 // both are reused through a pool.
 type encoder struct {
-	buf  []byte
-	keys []string
+	buf   []byte
+	keys  []string
+	pairs []member
+}
+
+// member is one object member waiting to be sorted.
+type member struct {
+	key   string
+	value any
 }
 
 func notCanonical(format string, args ...any) error {
@@ -218,8 +227,58 @@ func (e *encoder) valuer(x Valuer, depth int) error {
 	return notCanonical("CanonicalValue chain longer than %d", maxValuerHops)
 }
 
+// mapAny writes the most common object type. Members are collected with
+// their values into the shared pair scratch (saving a lookup per key) and
+// sorted there; nested objects use the region above this one.
 func (e *encoder) mapAny(m map[string]any, depth int) error {
-	return encodeMap(e, m, depth, func(v any) error { return e.value(v, depth+1) })
+	start := len(e.pairs)
+	for k, v := range m {
+		e.pairs = append(e.pairs, member{k, v})
+	}
+	members := e.pairs[start:]
+	sortMembers(members)
+	defer func() {
+		clear(e.pairs[start:])
+		e.pairs = e.pairs[:start]
+	}()
+	e.buf = append(e.buf, '{')
+	for i := range members {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.string(members[i].key); err != nil {
+			return err
+		}
+		e.buf = append(e.buf, ':')
+		if err := e.value(members[i].value, depth+1); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// sortMembers orders members by key bytes: insertion sort for the small
+// objects that dominate real values, pdqsort otherwise.
+func sortMembers(ms []member) {
+	if len(ms) > 16 {
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		return
+	}
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && keyLess(ms[j].key, ms[j-1].key); j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+}
+
+// keyLess is string < with an inline first-byte test, which settles most
+// comparisons between distinct field names without a runtime call.
+func keyLess(a, b string) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return a < b
 }
 
 // encodeMap writes m with its members sorted by key bytes. Keys are sorted in
@@ -253,50 +312,65 @@ func encodeMap[V any](e *encoder, m map[string]V, depth int, enc func(V) error) 
 	return nil
 }
 
-// escapes maps each ASCII byte to its escape, or "" when it is copied as is.
-var escapes = func() [utf8.RuneSelf]string {
-	const hex = "0123456789ABCDEF"
-	var t [utf8.RuneSelf]string
+// shortEscape maps an ASCII byte to the letter of its two-byte escape
+// (\", \\, \b, \t, \n, \f, \r), to 'u' when it needs \u00XX, or to 0
+// when it is copied verbatim.
+var shortEscape = func() [utf8.RuneSelf]byte {
+	var t [utf8.RuneSelf]byte
 	for c := range 0x20 {
-		t[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xF])
+		t[c] = 'u'
 	}
-	t['\b'], t['\t'], t['\n'], t['\f'], t['\r'] = `\b`, `\t`, `\n`, `\f`, `\r`
-	t['"'], t['\\'] = `\"`, `\\`
+	t['\b'], t['\t'], t['\n'], t['\f'], t['\r'] = 'b', 't', 'n', 'f', 'r'
+	t['"'], t['\\'] = '"', '\\'
 	return t
 }()
+
+const upperHex = "0123456789ABCDEF"
 
 // string writes s quoted with OTP json escaping: only '"', '\\' and control
 // characters are escaped (uppercase hex); everything else, including '/',
 // DEL, U+2028 and U+2029, is copied verbatim. It validates UTF-8 in the same
 // pass, skipping eight plain ASCII bytes at a time.
 func (e *encoder) string(s string) error {
-	e.buf = append(e.buf, '"')
+	buf := slices.Grow(e.buf, len(s)+2)
+	buf = append(buf, '"')
 	run := 0
 	for i := 0; i < len(s); {
-		for i+8 <= len(s) && plainASCII8(load8(s, i)) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
+		if i+8 <= len(s) {
+			m := plainMask(load8(s, i))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			// The lowest flagged byte is always a true special byte: a
+			// borrow only moves upward from one.
+			i += bits.TrailingZeros64(m) >> 3
 		}
 		c := s[i]
-		if c < utf8.RuneSelf {
-			if esc := escapes[c]; esc != "" {
-				e.buf = append(e.buf, s[run:i]...)
-				e.buf = append(e.buf, esc...)
-				run = i + 1
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return notCanonical("string is not valid UTF-8")
 			}
+			i += size
+			continue
+		}
+		esc := shortEscape[c]
+		if esc == 0 {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			return notCanonical("string is not valid UTF-8")
+		buf = append(buf, s[run:i]...)
+		if esc == 'u' {
+			buf = append(buf, '\\', 'u', '0', '0', upperHex[c>>4], upperHex[c&0xF])
+		} else {
+			buf = append(buf, '\\', esc)
 		}
-		i += size
+		i++
+		run = i
 	}
-	e.buf = append(e.buf, s[run:]...)
-	e.buf = append(e.buf, '"')
+	buf = append(buf, s[run:]...)
+	e.buf = append(buf, '"')
 	return nil
 }
 
@@ -312,17 +386,19 @@ func load8(s string, i int) uint64 {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-// plainASCII8 reports whether all eight bytes of w are ASCII that is copied
-// verbatim: no byte >= 0x80, < 0x20, '"' or '\\'.
-func plainASCII8(w uint64) bool {
-	below20 := (w - lowBits*0x20) &^ w & highBits
+// plainMask has a high bit set in the byte of every byte of w that is not
+// copied verbatim (>= 0x80, < 0x20, '"' or '\\'), and possibly in bytes above
+// the lowest such byte; it is zero when all eight bytes are plain.
+func plainMask(w uint64) uint64 {
+	below20 := (w - lowBits*0x20) &^ w
 	quote := hasZeroByte(w ^ (lowBits * '"'))
 	backslash := hasZeroByte(w ^ (lowBits * '\\'))
-	return (w&highBits | below20 | quote | backslash) == 0
+	return (w | below20 | quote | backslash) & highBits
 }
 
-// hasZeroByte is non-zero exactly when some byte of v is zero.
-func hasZeroByte(v uint64) uint64 { return (v - lowBits) &^ v & highBits }
+// hasZeroByte has a high bit set in some byte exactly when some byte of v is
+// zero; callers mask with highBits.
+func hasZeroByte(v uint64) uint64 { return (v - lowBits) &^ v }
 
 // number writes a json.Number: integer text as a normalised integer, any
 // other valid JSON number as a float.

@@ -16,11 +16,12 @@ func getEncoder() *encoder {
 	e := encoderPool.Get().(*encoder)
 	e.buf = e.buf[:0]
 	e.keys = e.keys[:0]
+	e.pairs = e.pairs[:0]
 	return e
 }
 
 func putEncoder(e *encoder) {
-	if cap(e.buf) > maxPooledBuffer || cap(e.keys) > maxPooledBuffer/16 {
+	if cap(e.buf) > maxPooledBuffer || cap(e.keys) > maxPooledBuffer/16 || cap(e.pairs) > maxPooledBuffer/32 {
 		return
 	}
 	clear(e.keys[:cap(e.keys)]) // drop key references so pooled scratch pins no strings
