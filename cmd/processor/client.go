@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// defaultNATSURL is where `processor serve` listens by default.
+const defaultNATSURL = "nats://127.0.0.1:4222"
+
+// natsFlags are the connection flags of the client commands.
+type natsFlags struct {
+	url   string
+	creds string
+}
+
+func (n *natsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&n.url, "nats-url", defaultNATSURL, "NATS server URL(s), comma-separated (also NATS_URL); user:password@ in the URL authenticates")
+	fs.StringVar(&n.creds, "nats-creds", "", "NATS credentials file (JWT + nkey seed)")
+}
+
+// natsEnv maps standard environment variables onto the connection flags.
+var natsEnv = map[string]string{"NATS_URL": "nats-url"}
+
+// connect opens a client connection that reconnects forever.
+func (n *natsFlags) connect(name string) (*nats.Conn, jetstream.JetStream, error) {
+	opts := []nats.Option{nats.Name("cairn " + name), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}
+	if n.creds != "" {
+		opts = append(opts, nats.UserCredentials(n.creds))
+	}
+	nc, err := nats.Connect(n.url, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `processor serve` running?)", n.url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
+// isTerminal reports whether f is a character device, i.e. a person is
+// probably reading it.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printJSON writes v as one line of JSON.
+func printJSON(w io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(w, "{\"error\":{\"code\":%q,\"message\":%q}}\n", errcode.Internal, err.Error())
+		return
+	}
+	fmt.Fprintln(w, string(b))
+}
+
+// fail prints err as one clear line with its code, and returns exit code 1.
+func fail(io stdio, err error) int {
+	code := errcode.Code(err)
+	if code == "" {
+		code = "error"
+	}
+	if e := errcode.As(err); e != nil {
+		fmt.Fprintf(io.err, "processor: %s: %s\n", code, e.Message)
+	} else {
+		fmt.Fprintf(io.err, "processor: %s: %v\n", code, err)
+	}
+	return 1
+}
+
+// withTimeout derives a context bounded by d (no bound when d <= 0).
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}

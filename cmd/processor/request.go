@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+func init() {
+	register(command{name: "request", summary: "publish a compaction request and print its outcome", run: runRequest})
+}
+
+func runRequest(ctx context.Context, args []string, io stdio) int {
+	fs := newFlagSet("request", "request [flags] FILE|-", io)
+	var nf natsFlags
+	nf.register(fs)
+	noWait := fs.Bool("no-wait", false, "return once the request is stored, without waiting for its outcome")
+	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the outcome")
+	asJSON := fs.Bool("json", !isTerminal(io.out), "print the outcome event as JSON (default when stdout is not a terminal)")
+	if ok, code := parseFlags(fs, args, natsEnv); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	body, err := readInput(fs.Arg(0), io.in)
+	if err != nil {
+		fmt.Fprintln(io.err, "processor:", err)
+		return 2
+	}
+	requestID, err := requestIDOf(body)
+	if err != nil {
+		return fail(io, err)
+	}
+	nc, js, err := nf.connect("request")
+	if err != nil {
+		return fail(io, err)
+	}
+	defer nc.Close()
+	ctx, cancel := withTimeout(ctx, *timeout)
+	defer cancel()
+
+	since := time.Now().Add(-time.Second)
+	ack, err := events.PublishRaw(ctx, js, requestID, body, "")
+	if err != nil {
+		return fail(io, err)
+	}
+	if *noWait {
+		if *asJSON {
+			printJSON(io.out, map[string]any{"request_id": requestID, "stream": ack.Stream, "sequence": ack.Sequence, "duplicate": ack.Duplicate})
+		} else {
+			fmt.Fprintf(io.out, "stored %s as %s #%d%s\n", requestID, ack.Stream, ack.Sequence, map[bool]string{true: " (duplicate)"}[ack.Duplicate])
+		}
+		return 0
+	}
+	ev, err := events.WaitOutcome(ctx, js, requestID, since)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail(io, fmt.Errorf("no outcome for %s within %s (is `processor serve` running?)", requestID, *timeout))
+		}
+		return fail(io, err)
+	}
+	if *asJSON {
+		fmt.Fprintln(io.out, strings.TrimSpace(string(ev.Raw)))
+	} else {
+		printOutcome(io.out, ev)
+	}
+	if ev.Failed != nil {
+		return 1
+	}
+	return 0
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(name string, stdin io.Reader) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(name)
+}
+
+// requestIDOf reads request_id without decoding the rest of the request.
+func requestIDOf(body []byte) (string, error) {
+	var head struct {
+		RequestID string `json:"request_id"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		return "", errcode.Wrap(errcode.InvalidRequest, "the request is not a JSON object", err)
+	}
+	if head.RequestID == "" {
+		return "", errcode.New(errcode.InvalidRequest, "the request has no request_id")
+	}
+	return head.RequestID, nil
+}
+
+// printOutcome prints one outcome event for a person.
+func printOutcome(w io.Writer, ev events.Event) {
+	switch {
+	case ev.Activated != nil:
+		a := ev.Activated
+		fmt.Fprintf(w, "activated %s: %s, generation %d\n", a.RequestID, a.Status, a.Generation)
+		fmt.Fprintf(w, "  tokens    %d -> %d (%s reclaimed)\n", a.TokensBefore, a.TokensAfter, percent(a.TokensReclaimed, a.TokensBefore))
+		fmt.Fprintf(w, "  retained  %d events, %d artifacts\n", len(a.RetainedEventIDs), len(a.ArtifactIDs))
+		fmt.Fprintf(w, "  hash      %s (parent %s)\n", a.CheckpointHash, deref(a.ParentCheckpointHash, "none"))
+	case ev.Skipped != nil:
+		fmt.Fprintf(w, "skipped %s: %s (%d tokens)\n", ev.Skipped.RequestID, ev.Skipped.Reason, ev.Skipped.TokensBefore)
+	case ev.Failed != nil:
+		e := ev.Failed.Error
+		fmt.Fprintf(w, "failed %s: %s: %s (retryable: %v)\n", ev.Failed.RequestID, e.Code, e.Message, e.Retryable)
+	default:
+		fmt.Fprintln(w, strings.TrimSpace(string(ev.Raw)))
+	}
+}
+
+func percent(part, whole int64) string {
+	if whole <= 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(whole))
+}
+
+func deref(s *string, fallback string) string {
+	if s == nil || *s == "" {
+		return fallback
+	}
+	return *s
+}
