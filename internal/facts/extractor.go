@@ -1,0 +1,83 @@
+package facts
+
+import (
+	"context"
+	"fmt"
+)
+
+// Candidate is a fact an extractor proposes, before it is sanitized,
+// redacted and deduplicated.
+type Candidate struct {
+	Title  string   `json:"title"`
+	Body   string   `json:"body"`
+	Topics []string `json:"topics"`
+}
+
+// Extractor proposes durable facts from a harvest job's transcript.
+//
+// Extract honours ctx and returns candidates in its preferred order (the
+// harvest keeps the first MaxFacts that survive). An error fails the attempt:
+// the worker writes nothing and retries the job later. An *errcode.Error is
+// reported as is in memory.failed; any other error as harvest_failed.
+// Implementations must be safe for concurrent use.
+type Extractor interface {
+	Extract(ctx context.Context, job Job) ([]Candidate, error)
+	// Name is reported in the flushed event's "extractor" field.
+	Name() string
+}
+
+// Route sends the jobs of one scope, or of every scope of a kind (ID "*"),
+// to an extractor.
+type Route struct {
+	Kind      string
+	ID        string
+	Extractor Extractor
+}
+
+// Router picks the extractor of a job by its scope: an exact kind and id
+// route first, then a kind wildcard route, then the default. It is immutable
+// and safe for concurrent use.
+type Router struct {
+	def   Extractor
+	exact map[Scope]Extractor
+	kinds map[string]Extractor
+}
+
+// NewRouter returns a Router with the given default extractor (Heuristic when
+// nil) and routes. Two routes for the same scope, or a route without a kind,
+// id or extractor, are an error.
+func NewRouter(def Extractor, routes ...Route) (*Router, error) {
+	if def == nil {
+		def = Heuristic{}
+	}
+	r := &Router{def: def, exact: map[Scope]Extractor{}, kinds: map[string]Extractor{}}
+	for _, rt := range routes {
+		if rt.Kind == "" || rt.ID == "" || rt.Extractor == nil {
+			return nil, fmt.Errorf("facts: route %q:%q needs a kind, an id (or \"*\") and an extractor", rt.Kind, rt.ID)
+		}
+		if rt.ID == "*" {
+			if _, dup := r.kinds[rt.Kind]; dup {
+				return nil, fmt.Errorf("facts: two routes for scope kind %q", rt.Kind)
+			}
+			r.kinds[rt.Kind] = rt.Extractor
+			continue
+		}
+		s := Scope{Kind: rt.Kind, ID: rt.ID}
+		if _, dup := r.exact[s]; dup {
+			return nil, fmt.Errorf("facts: two routes for scope %s:%s", rt.Kind, rt.ID)
+		}
+		r.exact[s] = rt.Extractor
+	}
+	return r, nil
+}
+
+// For returns the extractor for scope.
+func (r *Router) For(scope Scope) Extractor {
+	if e, ok := r.exact[scope]; ok {
+		return e
+	}
+	if e, ok := r.kinds[scope.Kind]; ok {
+		return e
+	}
+	return r.def
+}

@@ -1,0 +1,195 @@
+package facts
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/redact"
+)
+
+// Result is what one harvest stored.
+type Result struct {
+	// Facts are the stored facts, in the extractor's order.
+	Facts []Fact
+	// Duplicates counts candidates skipped because a fact with the same
+	// normalized body is already stored for the scope (or earlier in the job).
+	Duplicates int
+	// Redacted counts candidates in which a secret was masked, including
+	// those dropped for holding nothing but secrets.
+	Redacted int
+	// Extractor names the extractor that proposed the facts.
+	Extractor string
+}
+
+// Harvester runs one job: extract, sanitize, redact, deduplicate, store. It
+// writes nothing when the extractor fails. It is safe for concurrent use.
+type Harvester struct {
+	Store      *Store
+	Extractors *Router
+	// MaxFacts bounds the facts stored per job.
+	MaxFacts int
+}
+
+// Harvest extracts facts from job and upserts them. A second run of the same
+// job lands on the same slugs, so it adds nothing new. The error is the
+// extractor's (the attempt failed and nothing was written) or a store error.
+func (h *Harvester) Harvest(ctx context.Context, job Job) (Result, error) {
+	job = scrubJob(job)
+	ex := h.Extractors.For(job.Scope)
+	cands, err := safeExtract(ctx, ex, job)
+	if err != nil {
+		return Result{}, err
+	}
+	stored, err := h.Store.List(ctx, job.Scope)
+	if err != nil {
+		return Result{}, err
+	}
+	existing := make(map[string]string, len(stored)) // body hash → slug
+	for _, f := range stored {
+		existing[f.BodySHA256] = f.Slug
+	}
+	picked, res := choose(cands, existing, job, h.MaxFacts)
+	res.Extractor = ex.Name()
+	for _, f := range picked {
+		saved, err := h.Store.Upsert(ctx, f)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Facts = append(res.Facts, saved)
+	}
+	return res, nil
+}
+
+// scrubJob applies the transcript rules to whatever the producer sent:
+// injected memory is removed from entries and every text is redacted, so an
+// extractor never sees a secret even from a producer that skipped a step.
+func scrubJob(job Job) Job {
+	job.Transcript, _ = redact.String(job.Transcript)
+	if len(job.Entries) == 0 {
+		return job
+	}
+	entries := make([]Entry, len(job.Entries))
+	for i, e := range job.Entries {
+		e.Content, _ = redact.String(StripMemory(e.Content))
+		entries[i] = e
+	}
+	job.Entries = entries
+	return job
+}
+
+// safeExtract calls the extractor, turning a panic into an error.
+func safeExtract(ctx context.Context, ex Extractor, job Job) (cands []Candidate, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errcode.WithDetails(errcode.HarvestFailed, fmt.Sprintf("extractor %s panicked", ex.Name()), map[string]any{"panic": fmt.Sprint(r)})
+		}
+	}()
+	return ex.Extract(ctx, job)
+}
+
+// choose turns candidates into facts in order: sanitize, redact (dropping
+// facts that are nothing but secrets), skip duplicates of stored facts and of
+// earlier candidates, and stop at maxFacts. A stored fact with the same slug
+// is the same note from an earlier run of this job, not a duplicate.
+func choose(cands []Candidate, existing map[string]string, job Job, maxFacts int) ([]Fact, Result) {
+	var res Result
+	var out []Fact
+	seenHash, seenSlug := map[string]bool{}, map[string]bool{}
+	for _, raw := range cands {
+		if len(out) == maxFacts {
+			break
+		}
+		c, red, only := redactCandidate(raw)
+		// Sanitizing may join text a control character split; mask again.
+		c2, red2, only2 := redactCandidate(sanitize(c))
+		if red || red2 {
+			res.Redacted++
+		}
+		if only || only2 || c2.Body == "" {
+			continue
+		}
+		hash := BodyHash(c2.Body)
+		slug := Slug(job.HeadEntryID, c2.Title)
+		if prev, ok := existing[hash]; (ok && prev != slug) || seenHash[hash] || seenSlug[slug] {
+			res.Duplicates++
+			continue
+		}
+		seenHash[hash], seenSlug[slug] = true, true
+		out = append(out, Fact{
+			Slug:       slug,
+			Scope:      job.Scope,
+			Title:      c2.Title,
+			Body:       c2.Body,
+			Topics:     c2.Topics,
+			Provenance: ProvenanceCompaction,
+			Confidence: CompactionConfidence,
+			Source:     Source(job.ConversationID, job.HeadEntryID),
+			Pinned:     false,
+			BodySHA256: hash,
+		})
+	}
+	return out, res
+}
+
+// FlushedEventID is the event id of a job's memory.flushed event: derived
+// from the head entry (the checkpoint id), so a re-run publishes the same id
+// and the event stream drops the repeat.
+func FlushedEventID(headEntryID string) string { return headEntryID + ":" + events.KindMemoryFlush }
+
+// FailedEventID is the event id of a job's memory.failed event.
+func FailedEventID(headEntryID string) string { return headEntryID + ":" + events.KindMemoryFailed }
+
+// Flushed returns the memory.flushed event of a harvest.
+func Flushed(job Job, res Result, now time.Time) events.MemoryFlushed {
+	list := make([]events.Fact, 0, len(res.Facts))
+	for _, f := range res.Facts {
+		list = append(list, events.Fact{
+			Slug: f.Slug, Title: f.Title, Body: f.Body, Topics: f.Topics,
+			Confidence: f.Confidence, Provenance: f.Provenance, Source: f.Source,
+		})
+	}
+	return events.MemoryFlushed{
+		V:              events.Version,
+		EventID:        FlushedEventID(job.HeadEntryID),
+		Kind:           events.KindMemoryFlush,
+		ConversationID: job.ConversationID,
+		HeadEntryID:    job.HeadEntryID,
+		Scope:          job.Scope,
+		Facts:          list,
+		Count:          len(list),
+		Duplicates:     res.Duplicates,
+		Redacted:       res.Redacted,
+		Extractor:      res.Extractor,
+		OccurredAt:     now.UTC(),
+	}
+}
+
+// Failed returns the memory.failed event of a job that gave up with err.
+func Failed(job Job, err error, now time.Time) events.MemoryFailed {
+	e := errcode.As(err)
+	if e == nil {
+		e = errcode.Wrap(errcode.HarvestFailed, "harvest failed", err)
+	}
+	msg := e.Message
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	msg, _ = redact.String(msg)
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	return events.MemoryFailed{
+		V:              events.Version,
+		EventID:        FailedEventID(job.HeadEntryID),
+		Kind:           events.KindMemoryFailed,
+		ConversationID: job.ConversationID,
+		HeadEntryID:    job.HeadEntryID,
+		Scope:          job.Scope,
+		Error:          events.Error{Code: e.Code, Message: msg, Details: details, Retryable: false},
+		OccurredAt:     now.UTC(),
+	}
+}

@@ -1,0 +1,118 @@
+// Package facts harvests durable, low-trust facts from the history a compaction cut.
+package facts
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// JobVersion is the wire version of a harvest job.
+const JobVersion = 1
+
+// Bounds of a job's identifiers, in bytes.
+const (
+	maxIDBytes        = 200
+	maxScopeKindBytes = 100
+	maxEntryIDs       = 10000
+)
+
+// Scope says where harvested facts are stored (wire.md): a kind such as
+// "thread", "user" or "tenant", and an id within it.
+type Scope = events.Scope
+
+// Entry is one cut event of a lane in its original, unprojected form.
+type Entry struct {
+	ID      string `json:"id"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// ToolName names the tool of a tool entry.
+	ToolName string `json:"tool_name,omitempty"`
+}
+
+// Job is the conversation.memory.harvest payload (harvest.md). Transcript is
+// already rendered and redacted by the producer; Entries, when present, are
+// the same cut entries and are redacted again before any extractor sees them.
+type Job struct {
+	V              int      `json:"v"`
+	ConversationID string   `json:"conversation_id"`
+	HeadEntryID    string   `json:"head_entry_id"`
+	EntryIDs       []string `json:"entry_ids"`
+	Scope          Scope    `json:"scope"`
+	Transcript     string   `json:"transcript"`
+	Entries        []Entry  `json:"entries,omitempty"`
+}
+
+// BuildJob returns the harvest job for one compaction: the transcript of the
+// cut entries rendered oldest to newest, with injected memory removed, bounded
+// and redacted (RenderTranscript). The compaction processor enqueues it on
+// conversation.memory.harvest with Nats-Msg-Id = job.MsgID(). Entries are
+// not copied into the job: the transcript is what workers read.
+func BuildJob(conversationID, headEntryID string, scope Scope, entries []Entry) Job {
+	ids := make([]string, 0, len(entries))
+	for _, e := range entries {
+		ids = append(ids, e.ID)
+	}
+	return Job{
+		V:              JobVersion,
+		ConversationID: conversationID,
+		HeadEntryID:    headEntryID,
+		EntryIDs:       ids,
+		Scope:          scope,
+		Transcript:     RenderTranscript(entries),
+	}
+}
+
+// MsgID is the job's Nats-Msg-Id: unique on (conversation_id, head_entry_id),
+// so a repeated compaction of the same cut enqueues one job.
+func (j Job) MsgID() string {
+	return "harvest:" + j.ConversationID + ":" + j.HeadEntryID
+}
+
+// Validate reports the first field of j that is missing or out of bounds, as
+// an invalid_compaction_request error.
+func (j Job) Validate() error {
+	bad := func(field, why string) error {
+		return errcode.WithDetails(errcode.InvalidRequest, "harvest job: "+field+" "+why, map[string]any{"field": field})
+	}
+	switch {
+	case j.V != JobVersion:
+		return errcode.WithDetails(errcode.UnsupportedVersion, fmt.Sprintf("harvest job: unsupported version %d", j.V), map[string]any{"v": j.V})
+	case j.ConversationID == "" || len(j.ConversationID) > maxIDBytes:
+		return bad("conversation_id", fmt.Sprintf("must be 1..%d bytes", maxIDBytes))
+	case j.HeadEntryID == "" || len(j.HeadEntryID) > maxIDBytes:
+		return bad("head_entry_id", fmt.Sprintf("must be 1..%d bytes", maxIDBytes))
+	case len(j.EntryIDs) > maxEntryIDs:
+		return bad("entry_ids", fmt.Sprintf("must hold at most %d ids", maxEntryIDs))
+	case len(j.Entries) > maxEntryIDs:
+		return bad("entries", fmt.Sprintf("must hold at most %d entries", maxEntryIDs))
+	}
+	return validateScope(j.Scope)
+}
+
+func validateScope(s Scope) error {
+	if s.Kind == "" || len(s.Kind) > maxScopeKindBytes || s.ID == "" || len(s.ID) > maxIDBytes {
+		return errcode.WithDetails(errcode.InvalidRequest,
+			fmt.Sprintf("scope: kind must be 1..%d bytes and id 1..%d bytes", maxScopeKindBytes, maxIDBytes),
+			map[string]any{"field": "scope"})
+	}
+	return nil
+}
+
+// DecodeJob decodes and validates a harvest job. Unknown fields are rejected
+// so that a producer's typo never silently changes what is harvested.
+func DecodeJob(data []byte) (Job, error) {
+	var j Job
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return Job{}, errcode.Wrap(errcode.InvalidRequest, "harvest job is not valid JSON", err)
+	}
+	if dec.More() {
+		return Job{}, errcode.New(errcode.InvalidRequest, "harvest job has trailing data")
+	}
+	return j, j.Validate()
+}
