@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+func init() {
+	register(command{name: "compact", summary: "compact one Request v1 file offline (no NATS) and print the Result", run: runCompact})
+}
+
+// summarizerFor returns the Summarizer named by --summarizer. It is a
+// variable so the binary can wire in the offline and model summarizers and
+// tests can substitute their own.
+var summarizerFor = func(name string) (engine.Summarizer, error) {
+	return unconfiguredSummarizer{name: name}, nil
+}
+
+// unconfiguredSummarizer fails every call: no summarizer is built in.
+type unconfiguredSummarizer struct{ name string }
+
+var _ engine.Summarizer = unconfiguredSummarizer{}
+
+func (u unconfiguredSummarizer) Summarize(context.Context, engine.Payload) (engine.Summary, error) {
+	return engine.Summary{}, errcode.WithDetails(errcode.ProviderError,
+		fmt.Sprintf("no summarizer configured: %q is not available in this build", u.name),
+		map[string]any{"summarizer": u.name})
+}
+
+// runCompact reads a Request (FILE or stdin), runs the engine and prints the
+// Result or {"error": {...}}. Exit 0 for skipped/pruned/compacted, 1 for a
+// typed compaction error, 2 for a usage error.
+func runCompact(ctx context.Context, args []string, io stdio) int {
+	fs := newFlagSet("compact", "compact [flags] [FILE]\n\nReads a Request v1 (FILE, or stdin when FILE is absent or -), compacts it\nwith the engine and prints one JSON object: the Result or {\"error\": ...}.\nExit 0 skipped/pruned/compacted, 1 compaction error, 2 usage error.", io)
+	name := fs.String("summarizer", "offline", "summarizer to call for a summary (offline or openai)")
+	if ok, code := parseFlags(fs, args, nil); !ok {
+		return code
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintln(io.err, "processor compact: at most one FILE argument")
+		fs.Usage()
+		return 2
+	}
+	data, err := readRequest(fs.Arg(0), io.in)
+	if err != nil {
+		fmt.Fprintln(io.err, "processor compact:", err)
+		return 2
+	}
+	req, err := engine.DecodeRequest(data)
+	if err != nil {
+		return printError(io, err)
+	}
+	if req.Events == nil {
+		fmt.Fprintf(io.err, "processor compact: the request names events_object %q; offline compaction needs the events inline (\"events\")\n", req.EventsObject)
+		return 2
+	}
+	s, err := summarizerFor(*name)
+	if err != nil {
+		fmt.Fprintf(io.err, "processor compact: summarizer %q: %v\n", *name, err)
+		return 2
+	}
+	res, err := engine.Compact(ctx, req, s, time.Now())
+	if err != nil {
+		return printError(io, err)
+	}
+	if err := writeJSON(io.out, res.Map()); err != nil {
+		fmt.Fprintln(io.err, "processor compact:", err)
+		return 1
+	}
+	return 0
+}
+
+// readRequest reads the named file, or stdin for "" and "-", bounded by
+// the engine's request limit.
+func readRequest(path string, stdin io.Reader) ([]byte, error) {
+	r := stdin
+	if path != "" && path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, engine.MaxRequestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the request: %w", err)
+	}
+	return data, nil
+}
+
+// printError prints a typed error as {"error": {code, message, details}}
+// and returns exit code 1.
+func printError(io stdio, err error) int {
+	e := errcode.As(err)
+	if e == nil {
+		e = errcode.Wrap(errcode.Internal, err.Error(), err)
+	}
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	out := map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "details": details}}
+	if perr := writeJSON(io.out, out); perr != nil {
+		fmt.Fprintf(io.err, "processor compact: %s: %s\n", e.Code, e.Message)
+	}
+	return 1
+}
+
+// writeJSON writes v canonically encoded and indented, plus a newline.
+func writeJSON(w io.Writer, v any) error {
+	b, err := canonical.Encode(v)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	out, err = indentedJSON(b)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(out, '\n'))
+	return err
+}
+
+func indentedJSON(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, b, "", "  "); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

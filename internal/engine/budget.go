@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// Context limit kinds of a model profile.
+const (
+	LimitSeparateInput     = "separate_input"
+	LimitSharedInputOutput = "shared_input_output"
+)
+
+// categoryResidual receives the tokens that integer allocation leaves over.
+const categoryResidual = "provider_overhead"
+
+// ModelProfile is the part of a model's profile that compaction reads
+// (engine.md 4.1). An empty ContextLimitKind means separate_input.
+type ModelProfile struct {
+	ContextLimitKind       string
+	MaxInputTokens         *int64
+	MaxContextTokens       *int64
+	MaxOutputTokens        *int64
+	ProviderReservedTokens *int64 // nil means 0
+	Tokenizer              *string
+	// problem, when set by DecodeModelProfile, is a field with the wrong JSON
+	// type; the budget fails closed with it.
+	problem string
+}
+
+var profileNumberFields = []string{"max_input_tokens", "max_context_tokens", "max_output_tokens", "provider_reserved_tokens"}
+
+// DecodeModelProfile reads a decoded JSON profile object. It never fails:
+// values the budget cannot use (a non-object profile, a non-string kind,
+// non-integer or null limits) make every later budget fail closed with
+// unknown_context_limit, in the order the contract checks them. Other keys
+// (capabilities compaction does not read) are ignored.
+func DecodeModelProfile(v any) ModelProfile {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ModelProfile{problem: "model context limit semantics are unknown"}
+	}
+	var p ModelProfile
+	if raw, present := m["context_limit_kind"]; present {
+		kind, isString := raw.(string)
+		if !isString {
+			return ModelProfile{problem: "model context limit semantics are unknown"}
+		}
+		p.ContextLimitKind = kind
+	}
+	targets := []**int64{&p.MaxInputTokens, &p.MaxContextTokens, &p.MaxOutputTokens, &p.ProviderReservedTokens}
+	for i, name := range profileNumberFields {
+		raw, present := m[name]
+		if !present {
+			continue
+		}
+		n, isInt := asInt(raw)
+		if !isInt {
+			// max_input/max_context may be null (unset); a null reservation
+			// is not replaced by the default (engine.md 4.2).
+			if raw == nil && name != "provider_reserved_tokens" {
+				continue
+			}
+			p.problem = "model context limit is unavailable"
+			continue
+		}
+		*targets[i] = &n
+	}
+	if t, isString := m["tokenizer"].(string); isString && t != "" {
+		p.Tokenizer = &t
+	}
+	return p
+}
+
+// Map returns the profile as a JSON object (for hashing and examples).
+func (p ModelProfile) Map() map[string]any {
+	m := map[string]any{}
+	if p.ContextLimitKind != "" {
+		m["context_limit_kind"] = p.ContextLimitKind
+	}
+	for i, v := range []*int64{p.MaxInputTokens, p.MaxContextTokens, p.MaxOutputTokens, p.ProviderReservedTokens} {
+		if v != nil {
+			m[profileNumberFields[i]] = *v
+		}
+	}
+	if p.Tokenizer != nil {
+		m["tokenizer"] = *p.Tokenizer
+	}
+	return m
+}
+
+func limitError(message string) *errcode.Error {
+	return errcode.New(errcode.UnknownContextLimit, message)
+}
+
+// EffectiveInputLimit returns the input window compaction works against
+// (engine.md 4.2); every failure is unknown_context_limit.
+func (p ModelProfile) EffectiveInputLimit(requestedMaxOutputTokens int64) (int64, error) {
+	kind := p.ContextLimitKind
+	if kind == "" {
+		kind = LimitSeparateInput
+	}
+	if p.problem == "model context limit semantics are unknown" || (kind != LimitSeparateInput && kind != LimitSharedInputOutput) {
+		return 0, limitError("model context limit semantics are unknown")
+	}
+	if p.problem != "" {
+		return 0, limitError(p.problem)
+	}
+	var reserved int64
+	if p.ProviderReservedTokens != nil {
+		reserved = *p.ProviderReservedTokens
+	}
+	if reserved < 0 {
+		return 0, limitError("model context limit is unavailable")
+	}
+	if kind == LimitSeparateInput {
+		if p.MaxInputTokens == nil || *p.MaxInputTokens <= reserved {
+			return 0, limitError("model context limit is unavailable")
+		}
+		return *p.MaxInputTokens - reserved, nil
+	}
+	if requestedMaxOutputTokens < 0 || p.MaxContextTokens == nil ||
+		requestedMaxOutputTokens > math.MaxInt64-reserved ||
+		*p.MaxContextTokens <= reserved+requestedMaxOutputTokens {
+		return 0, limitError("model context limit is unavailable")
+	}
+	return *p.MaxContextTokens - reserved - requestedMaxOutputTokens, nil
+}
+
+// BudgetOptions are the inputs of a ContextBudget besides profile and request.
+type BudgetOptions struct {
+	// TriggerRatio, 0 < r < 1; zero means the default 0.85.
+	TriggerRatio             float64
+	Categories               map[string]int64
+	RequestedMaxOutputTokens int64
+	// AccountingMethod: only local_tokenizer_v1 changes the local estimate.
+	AccountingMethod string
+	// ReportedInputTokens is the provider's input count for exactly this
+	// request; it only ever raises a v1 estimate (a floor).
+	ReportedInputTokens int64
+	// ReportedUsageBaseline and ComponentDescriptors enable v2 delta
+	// accounting when both are valid (engine.md 5.4); decoded JSON values.
+	ReportedUsageBaseline any
+	ComponentDescriptors  any
+	ProfileHash           *string
+}
+
+// ContextBudget is the measured size of one provider request against the
+// model's window (engine.md 5.1).
+type ContextBudget struct {
+	EffectiveInputLimit int64            `json:"effective_input_limit"`
+	EstimatedTokens     int64            `json:"estimated_tokens"`
+	TriggerTokens       int64            `json:"trigger_tokens"`
+	FreeTokens          int64            `json:"free_tokens"`
+	Method              string           `json:"method"`
+	Version             int64            `json:"version"`
+	ProfileHash         *string          `json:"profile_hash"`
+	BaselineInputTokens *int64           `json:"baseline_input_tokens"`
+	DeltaTokens         *int64           `json:"delta_tokens"`
+	CategoryBytes       map[string]int64 `json:"category_bytes"`
+	Categories          map[string]int64 `json:"categories"`
+}
+
+// NewContextBudget measures rendered (the exact provider request bytes).
+func NewContextBudget(p ModelProfile, rendered []byte, o BudgetOptions) (*ContextBudget, error) {
+	return newBudget(p, int64(len(rendered)), rendered, o)
+}
+
+// newBudget measures a request of size bytes. text is the request itself when
+// known; without it the local tokenizer cannot count and the estimate falls
+// back to conservative bytes.
+func newBudget(p ModelProfile, size int64, text []byte, o BudgetOptions) (*ContextBudget, error) {
+	if size < 0 {
+		return nil, errcode.New(errcode.InvalidRenderedRequest, "rendered request must be binary")
+	}
+	limit, err := p.EffectiveInputLimit(o.RequestedMaxOutputTokens)
+	if err != nil {
+		return nil, err
+	}
+	ratio := o.TriggerRatio
+	if ratio == 0 {
+		ratio = 0.85
+	}
+	if !(ratio > 0 && ratio < 1) {
+		return nil, errcode.New(errcode.InvalidContextBudget, "trigger ratio must be between zero and one")
+	}
+	categoryTotal, err := sumCategories(o.Categories)
+	if err != nil {
+		return nil, err
+	}
+	if o.ReportedInputTokens < 0 {
+		return nil, errcode.New(errcode.InvalidContextBudget, "reported usage must be a non-negative integer")
+	}
+	b := &ContextBudget{EffectiveInputLimit: limit, Version: 1, ProfileHash: o.ProfileHash, CategoryBytes: copyCategories(o.Categories)}
+	b.Method, b.EstimatedTokens = localEstimate(p, size, text, categoryTotal, o.AccountingMethod)
+	if baseline, delta, ok := deltaV2(o.ReportedUsageBaseline, o.ComponentDescriptors); ok {
+		b.Method, b.Version = MethodReportedUsageDeltaV2, 2
+		b.BaselineInputTokens, b.DeltaTokens = ptr(baseline), ptr(delta)
+		b.EstimatedTokens = saturatingAdd(baseline, delta)
+	} else {
+		b.EstimatedTokens = max(b.EstimatedTokens, o.ReportedInputTokens)
+	}
+	b.TriggerTokens = max(floorRatio(limit, ratio), 1)
+	b.FreeTokens = max(limit-b.EstimatedTokens, 0)
+	b.Categories = allocateCategories(b.EstimatedTokens, o.Categories, categoryTotal)
+	return b, nil
+}
+
+func sumCategories(c map[string]int64) (int64, error) {
+	var total int64
+	for _, n := range c {
+		if n < 0 || total > math.MaxInt64-n {
+			return 0, errcode.New(errcode.InvalidContextBudget, "category costs must be non-negative integers")
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func copyCategories(c map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(c))
+	for k, v := range c {
+		out[k] = v
+	}
+	return out
+}
+
+// localEstimate is engine.md 5.3: the tokenizer path when asked for and
+// possible, else the conservative byte count.
+func localEstimate(p ModelProfile, size int64, text []byte, categoryTotal int64, method string) (string, int64) {
+	if method == MethodLocalTokenizer && p.Tokenizer != nil && text != nil && int64(len(text)) == size {
+		if count, ok := countTokens(*p.Tokenizer, text); ok {
+			// 10 % margin plus a 256-token protocol reserve.
+			return MethodLocalTokenizer, (count*11+9)/10 + 256
+		}
+	}
+	return MethodConservativeUTF8, max(size, categoryTotal)
+}
+
+func saturatingAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// allocateCategories splits total tokens over categories in proportion to
+// their bytes; the integer remainder goes to provider_overhead, so the result
+// always sums to total. With no bytes at all everything is overhead.
+func allocateCategories(total int64, categories map[string]int64, byteTotal int64) map[string]int64 {
+	out := map[string]int64{}
+	var allocated int64
+	if byteTotal > 0 {
+		for k, b := range categories {
+			hi, lo := bits.Mul64(uint64(total), uint64(b))
+			share, _ := bits.Div64(hi, lo, uint64(byteTotal)) // share ≤ total since b ≤ byteTotal
+			out[k] = int64(share)
+			allocated += int64(share)
+		}
+	}
+	out[categoryResidual] += total - allocated
+	return out
+}

@@ -1,0 +1,638 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/redact"
+	"github.com/cairnhq/cairn/internal/semantic"
+)
+
+// Compact runs the compaction algorithm of engine.md 9 on one request and
+// returns a skipped, pruned or compacted Result, or an *errcode.Error with
+// the contract's code. It is pure: it reads no clock (now stamps the
+// checkpoint), does no I/O, and calls only the Summarizer (with ctx) and the
+// request's Renderer. It never modifies req. It recovers panics: a panicking
+// Summarizer is compaction_provider_error, a panicking Renderer
+// compaction_render_error. An *errcode.Error returned by the Summarizer is
+// passed through unchanged.
+func Compact(ctx context.Context, req *Request, s Summarizer, now time.Time) (res *Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, errcode.WithDetails(errcode.CompactionFailed, "compaction failed",
+				map[string]any{"reason": fmt.Sprint(r)})
+		}
+	}()
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if req.Policy.Mode != ModePortable {
+		return nil, errcode.New(errcode.NativeUnsupported, "provider-native compaction is not implemented by this engine")
+	}
+	renderer, err := RendererFor(req.Render)
+	if err != nil {
+		return nil, err
+	}
+	c := &compaction{ctx: ctx, req: req, policy: req.Policy, summarizer: s, renderer: renderer, now: now}
+	return c.run()
+}
+
+// compaction is the working state of one Compact call.
+type compaction struct {
+	ctx        context.Context
+	req        *Request
+	policy     Policy
+	summarizer Summarizer
+	renderer   Renderer
+	now        time.Time
+
+	before   *ContextBudget
+	limit    int64
+	prefix   []InputEvent // original (unprojected) older events
+	tail     []InputEvent
+	manifest []ManifestEntry
+}
+
+func (c *compaction) run() (*Result, error) {
+	if err := c.measureBefore(); err != nil {
+		return nil, err
+	}
+	if reason, err := c.suppression(); err != nil || reason != "" {
+		if err != nil {
+			return nil, err
+		}
+		return c.skipped(reason), nil
+	}
+	cut := cutIndex(c.req.Events, c.tailBudget(), c.req.ActiveInputEventIDs)
+	c.prefix, c.tail = c.req.Events[:cut], c.req.Events[cut:]
+	projectedPrefix, manifest, err := projectPrefix(c.prefix)
+	if err != nil {
+		return nil, err
+	}
+	c.manifest = manifest
+	if res, err := c.tryPrune(projectedPrefix); res != nil || err != nil {
+		return res, err
+	}
+	return c.summarizeAndCheck(projectedPrefix)
+}
+
+// measureBefore builds the initial budget (engine.md 9.3): from the caller's
+// byte count when given, else by rendering the whole lane.
+func (c *compaction) measureBefore() error {
+	a := c.req.Accounting
+	opts := BudgetOptions{
+		TriggerRatio:             c.policy.TriggerRatio,
+		Categories:               a.CategoryBytes,
+		RequestedMaxOutputTokens: c.req.RequestedMaxOutputTokens,
+		AccountingMethod:         a.Method,
+		ReportedInputTokens:      a.ReportedInputTokens,
+		ReportedUsageBaseline:    a.ReportedUsageBaseline,
+		ComponentDescriptors:     a.ComponentDescriptors,
+		ProfileHash:              a.ProfileHash,
+	}
+	if n := c.req.RenderedRequestBytes; n != nil {
+		// Check the limit first so a bad profile fails before any rendering.
+		before, err := newBudget(c.req.ModelProfile, *n, nil, opts)
+		c.before = before
+		return c.setLimit(err)
+	}
+	if _, err := c.req.ModelProfile.EffectiveInputLimit(c.req.RequestedMaxOutputTokens); err != nil {
+		return err
+	}
+	rendered, err := c.render(c.req.PreviousSemantic, c.req.Events)
+	if err != nil {
+		return err
+	}
+	before, err := newBudget(c.req.ModelProfile, int64(len(rendered.Bytes)), rendered.Bytes, opts)
+	c.before = before
+	return c.setLimit(err)
+}
+
+func (c *compaction) setLimit(err error) error {
+	if err != nil {
+		return err
+	}
+	c.limit = c.before.EffectiveInputLimit
+	return nil
+}
+
+// laterBudget measures a rendered candidate request: same profile, ratio,
+// output reservation, method and profile hash as the before budget, the
+// renderer's categories, and no usage floor or baseline (engine.md 9.8).
+func (c *compaction) laterBudget(r Rendered) (*ContextBudget, error) {
+	return newBudget(c.req.ModelProfile, int64(len(r.Bytes)), r.Bytes, BudgetOptions{
+		TriggerRatio:             c.policy.TriggerRatio,
+		Categories:               r.Categories,
+		RequestedMaxOutputTokens: c.req.RequestedMaxOutputTokens,
+		AccountingMethod:         c.req.Accounting.Method,
+		ProfileHash:              c.req.Accounting.ProfileHash,
+	})
+}
+
+// suppression rebases the anti-thrash state onto the before budget's units,
+// records new tokens, and returns why an automatic request must be skipped
+// (engine.md 9.4, 9.5), or "".
+func (c *compaction) suppression() (string, error) {
+	state, err := c.req.AntiThrash.RebaseAccounting(AccountingIdentity{
+		Method: c.before.Method, Version: c.before.Version, ProfileHash: c.before.ProfileHash,
+	})
+	if err != nil {
+		return "", err
+	}
+	if n := c.req.NewTokensSinceCompaction; n != nil {
+		if state, err = state.ObserveNewTokens(*n); err != nil {
+			return "", err
+		}
+	}
+	if c.req.Trigger != TriggerAuto || c.req.StructuralPressure {
+		return "", nil
+	}
+	if reason := state.AutoSuppression(c.policy); reason != "" {
+		return reason, nil
+	}
+	if c.before.EstimatedTokens < c.before.TriggerTokens {
+		return SuppressionBelowTrigger, nil
+	}
+	return "", nil
+}
+
+func (c *compaction) skipped(reason string) *Result {
+	return &Result{
+		Status:             StatusSkipped,
+		TokensBefore:       c.before.EstimatedTokens,
+		TokensAfter:        c.before.EstimatedTokens,
+		SourceEventCount:   len(c.req.Events),
+		RetainedEventCount: len(c.req.Events),
+		RetainedEvents:     c.req.Events,
+		ArtifactIDs:        []string{},
+		Suppression:        reason,
+	}
+}
+
+// tailBudget is limit × recent_tail_ratio clamped to the policy's range.
+func (c *compaction) tailBudget() int64 {
+	b := floorRatio(c.limit, c.policy.RecentTailRatio)
+	return min(max(b, c.policy.RecentTailMinTokens), c.policy.RecentTailMaxTokens)
+}
+
+// tryPrune returns a pruned Result when projection alone releases enough
+// (engine.md 9.8), else nil.
+func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
+	if len(c.manifest) == 0 {
+		return nil, nil
+	}
+	projected := make([]InputEvent, 0, len(c.req.Events))
+	projected = append(append(projected, projectedPrefix...), c.tail...)
+	rendered, err := c.render(c.req.PreviousSemantic, projected)
+	if err != nil {
+		return nil, err
+	}
+	after, err := c.laterBudget(rendered)
+	if err != nil {
+		return nil, err
+	}
+	reclaimed := c.before.EstimatedTokens - after.EstimatedTokens
+	if after.EstimatedTokens > floorRatio(c.limit, c.policy.PruneReleaseRatio) || reclaimed < c.policy.MinimumPruneReclaimTokens {
+		return nil, nil
+	}
+	// Cairn carries the previous semantic forward so activating a pruned
+	// checkpoint never loses the earlier summary (engine.md 0.2 item 16).
+	cp, err := c.checkpoint(RepresentationPruned, c.req.PreviousSemantic, projected, nil, after, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.result(StatusPruned, cp, projected, after, nil), nil
+}
+
+// outputAllowance returns the summary's output tokens and the input budget
+// of one summary call (engine.md 9.9).
+func (c *compaction) outputAllowance() (output, input int64, err error) {
+	requested := floorRatio(c.limit, c.policy.SummaryOutputRatio)
+	output = min(max(requested, c.policy.SummaryOutputMinTokens), c.policy.SummaryOutputMaxTokens)
+	if p := c.req.ModelProfile.MaxOutputTokens; p != nil {
+		output = min(output, *p)
+	}
+	input = c.limit - output - promptReserveTokens
+	if input <= 0 {
+		return 0, 0, errcode.WithDetails(errcode.InputTooLarge, "compactor prompt and output allowance do not fit",
+			map[string]any{"effective_input_limit": c.limit, "output_tokens": output})
+	}
+	return output, input, nil
+}
+
+// chunk splits the projected prefix greedily into at most
+// maximum_hierarchical_summary_calls chunks that each fit the input budget
+// (engine.md 9.10).
+func (c *compaction) chunk(prefix []InputEvent, inputBudget int64) ([][]InputEvent, error) {
+	var chunks [][]InputEvent
+	start, total := 0, int64(0)
+	for i := range prefix {
+		cost, err := prefix[i].EstimatedTokens()
+		if err != nil {
+			return nil, err
+		}
+		if cost > inputBudget {
+			return nil, errcode.WithDetails(errcode.InputTooLarge, "one source event exceeds the compactor input limit",
+				map[string]any{"event_id": prefix[i].EventID, "tokens": cost, "input_budget": inputBudget})
+		}
+		if i > start && total+cost > inputBudget {
+			if int64(len(chunks))+1 >= c.policy.MaximumHierarchicalSummaryCalls {
+				return nil, errcode.WithDetails(errcode.InputTooLarge, "source history needs too many summary calls",
+					map[string]any{"maximum_hierarchical_summary_calls": c.policy.MaximumHierarchicalSummaryCalls})
+			}
+			chunks = append(chunks, prefix[start:i])
+			start, total = i, 0
+		}
+		total += cost
+	}
+	if len(prefix) > start {
+		chunks = append(chunks, prefix[start:])
+	}
+	return chunks, nil
+}
+
+func (c *compaction) summarizeAndCheck(projectedPrefix []InputEvent) (*Result, error) {
+	outputTokens, inputBudget, err := c.outputAllowance()
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := c.chunk(projectedPrefix, inputBudget)
+	if err != nil {
+		return nil, err
+	}
+	if len(chunks) == 0 {
+		if err := c.checkTailAlone(); err != nil {
+			return nil, err
+		}
+	}
+	sem, usage, err := c.summarizeChunks(chunks, outputTokens)
+	if err != nil {
+		return nil, err
+	}
+	if sem, err = redactSemantic(sem); err != nil {
+		return nil, err
+	}
+	rendered, err := c.render(sem, c.tail)
+	if err != nil {
+		return nil, err
+	}
+	after, err := c.laterBudget(rendered)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkEffective(after); err != nil {
+		return nil, err
+	}
+	var lastCut *InputEvent
+	if len(c.prefix) > 0 {
+		lastCut = &c.prefix[len(c.prefix)-1]
+	}
+	cp, err := c.checkpoint(RepresentationPortable, sem, c.tail, lastCut, after, usage)
+	if err != nil {
+		return nil, err
+	}
+	return c.result(StatusCompacted, cp, c.tail, after, usage), nil
+}
+
+// checkTailAlone handles a lane where nothing older than the protected tail
+// can be cut (engine.md 0.2 item 9): if the tail with the previous summary
+// does not fit the post-compaction target, no compaction can help.
+func (c *compaction) checkTailAlone() error {
+	rendered, err := c.render(c.req.PreviousSemantic, c.tail)
+	if err != nil {
+		return err
+	}
+	after, err := c.laterBudget(rendered)
+	if err != nil {
+		return err
+	}
+	target := floorRatio(c.limit, c.policy.PostCompactionTargetRatio)
+	if after.EstimatedTokens > target {
+		return errcode.WithDetails(errcode.CurrentInputItemTooLarge, "no safe history prefix can be compacted",
+			map[string]any{"tokens_after": after.EstimatedTokens, "target_tokens": target})
+	}
+	if c.req.PreviousSemantic == nil {
+		return errcode.New(errcode.NothingToCompact, "no source events were selected")
+	}
+	return nil
+}
+
+// checkEffective is engine.md 9.13 step 2: an ineffective summary is an
+// error, never a checkpoint.
+func (c *compaction) checkEffective(after *ContextBudget) error {
+	before := c.before.EstimatedTokens
+	reclaimed := before - after.EstimatedTokens
+	ratio := 0.0
+	if before != 0 {
+		ratio = float64(reclaimed) / float64(before)
+	}
+	if after.EstimatedTokens <= floorRatio(c.limit, c.policy.PostCompactionTargetRatio) &&
+		reclaimed >= c.policy.MinimumTotalReclaimTokens && ratio >= c.policy.MinimumTotalReclaimRatio {
+		return nil
+	}
+	return errcode.WithDetails(errcode.Ineffective, "compaction did not reclaim enough context",
+		map[string]any{"tokens_before": before, "tokens_after": after.EstimatedTokens})
+}
+
+// summarizeChunks is the rolling summarization of engine.md 9.11. It
+// returns the final semantic and the provider usage list.
+func (c *compaction) summarizeChunks(chunks [][]InputEvent, outputTokens int64) (*semantic.Semantic, []any, error) {
+	previous := c.req.PreviousSemantic
+	usages := []any{}
+	repairsLeft := c.policy.MaximumSchemaRepairs
+	var sources []semantic.SourceEvent
+	var firstSeq int64
+	for i, chunk := range chunks {
+		if i == 0 {
+			firstSeq = chunk[0].ChatSeq
+		}
+		for _, e := range chunk {
+			sources = append(sources, sourceEvent(e))
+		}
+		coverage := semantic.Coverage{FirstChatSeq: firstSeq, LastChatSeq: chunk[len(chunk)-1].ChatSeq}
+		payload := c.payload(previous, chunk, coverage, outputTokens)
+		src := semantic.Sources{Events: sources, Coverage: coverage, MaxBytes: int(c.policy.SemanticMaxBytes), Lineage: c.req.PreviousSemantic}
+		sem, usage, repaired, err := c.summarizeOne(payload, src, repairsLeft > 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		if repaired {
+			repairsLeft--
+		}
+		if usage != nil {
+			usages = append(usages, usage)
+		}
+		previous = sem
+	}
+	if previous == nil {
+		return nil, nil, errcode.New(errcode.NothingToCompact, "no source events were selected")
+	}
+	return previous, usages, nil
+}
+
+func sourceEvent(e InputEvent) semantic.SourceEvent {
+	return semantic.SourceEvent{EventID: e.EventID, Role: e.Role, Content: e.Content, ChatSeq: e.ChatSeq, ArtifactIDs: e.ArtifactIDs}
+}
+
+func (c *compaction) payload(previous *semantic.Semantic, chunk []InputEvent, coverage semantic.Coverage, outputTokens int64) Payload {
+	views := make([]EventView, len(chunk))
+	for i := range chunk {
+		views[i] = chunk[i].View()
+	}
+	return Payload{
+		SchemaVersion:       PayloadSchemaVersion,
+		CheckpointID:        c.req.RequestID,
+		CoveredRange:        coverage,
+		PreviousSemantic:    previous,
+		Events:              views,
+		Focus:               c.req.Focus,
+		MaximumOutputTokens: int(outputTokens),
+	}
+}
+
+// summarizeOne asks for one chunk's semantic and validates it; with a repair
+// available, one invalid output is sent back once with the validator's
+// error. usage is the chunk's usage entry (a list for a repaired chunk) or
+// nil.
+func (c *compaction) summarizeOne(p Payload, src semantic.Sources, canRepair bool) (sem *semantic.Semantic, usage any, repaired bool, err error) {
+	first, err := c.summarize(p)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	sem, verr := validateOutput(first.Output, src)
+	if verr == nil {
+		if first.Usage != nil {
+			usage = usageValue(first.Usage)
+		}
+		return sem, usage, false, nil
+	}
+	if !canRepair {
+		return nil, nil, false, verr
+	}
+	p.Repair = &Repair{InvalidOutput: jsonFriendly(first.Output), Error: RepairError{Type: verr.Code, Message: verr.Message, Details: verr.Details}}
+	second, err := c.summarize(p)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if sem, verr = validateOutput(second.Output, src); verr != nil {
+		return nil, nil, false, verr
+	}
+	usages := []any{}
+	for _, u := range []*Usage{first.Usage, second.Usage} {
+		if u != nil {
+			usages = append(usages, usageValue(u))
+		}
+	}
+	return sem, usages, true, nil
+}
+
+// jsonFriendly shows raw bytes to the summarizer as text, not base64.
+func jsonFriendly(v any) any {
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	return v
+}
+
+// summarize calls the Summarizer, typing its failures.
+func (c *compaction) summarize(p Payload) (sum Summary, err error) {
+	if c.summarizer == nil {
+		return Summary{}, errcode.New(errcode.ProviderError, "compaction model failed: no summarizer")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			sum, err = Summary{}, errcode.WithDetails(errcode.ProviderError, "compaction model raised",
+				map[string]any{"panic": fmt.Sprint(r)})
+		}
+	}()
+	sum, err = c.summarizer.Summarize(c.ctx, p)
+	if err != nil {
+		if errcode.As(err) != nil {
+			return Summary{}, err
+		}
+		return Summary{}, errcode.Wrap(errcode.ProviderError, "compaction model failed", err)
+	}
+	return sum, nil
+}
+
+// validateOutput decodes a summarizer output and validates it against its
+// sources (engine.md 9.11 step 4 and section 7).
+func validateOutput(out any, src semantic.Sources) (*semantic.Semantic, *errcode.Error) {
+	sem, err := decodeOutput(out)
+	if err == nil {
+		err = semantic.Validate(sem, src)
+	}
+	if err != nil {
+		if e := errcode.As(err); e != nil {
+			return nil, e
+		}
+		return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output is invalid", err)
+	}
+	return sem, nil
+}
+
+func decodeOutput(out any) (*semantic.Semantic, error) {
+	switch x := out.(type) {
+	case *semantic.Semantic:
+		if x == nil {
+			break
+		}
+		return semantic.Parse(x.Map())
+	case semantic.Semantic:
+		return semantic.Parse(x.Map())
+	case map[string]any:
+		return semantic.Parse(x)
+	case string:
+		return decodeOutputText([]byte(x))
+	case []byte:
+		return decodeOutputText(x)
+	case json.RawMessage:
+		return decodeOutputText(x)
+	}
+	return nil, errcode.New(errcode.InvalidSemantic, "compaction output must be JSON data")
+}
+
+func decodeOutputText(b []byte) (*semantic.Semantic, error) {
+	v, err := canonical.Decode(b)
+	if errors.Is(err, canonical.ErrDuplicateKey) {
+		return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output has duplicate fields", err)
+	}
+	if err != nil {
+		return nil, errcode.Wrap(errcode.InvalidSemantic, "compaction output is not JSON", err)
+	}
+	return semantic.Parse(v)
+}
+
+// redactSemantic scrubs secrets from a validated semantic so none enters a
+// checkpoint.
+func redactSemantic(sem *semantic.Semantic) (*semantic.Semantic, error) {
+	redacted, _ := semantic.Redact(sem, redact.String)
+	if redacted == nil {
+		return nil, errcode.New(errcode.InvalidSemantic, "semantic output could not be redacted")
+	}
+	return redacted, nil
+}
+
+// render calls the renderer, typing its failures.
+func (c *compaction) render(sem *semantic.Semantic, events []InputEvent) (r Rendered, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = Rendered{}, errcode.WithDetails(errcode.RenderError, "context renderer raised",
+				map[string]any{"panic": fmt.Sprint(p)})
+		}
+	}()
+	r, err = c.renderer.Render(sem, events)
+	if err != nil {
+		if errcode.As(err) != nil {
+			return Rendered{}, err
+		}
+		return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+	}
+	if r.Bytes == nil {
+		return Rendered{}, errcode.New(errcode.RenderError, "context renderer returned an invalid result")
+	}
+	return r, nil
+}
+
+// checkpoint builds the candidate checkpoint (engine.md 6.7). lastCut is the
+// newest summarized event, or nil when nothing was cut.
+func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, retained []InputEvent,
+	lastCut *InputEvent, after *ContextBudget, usage []any) (*Checkpoint, error) {
+	events := c.req.Events
+	first, last := events[0], events[len(events)-1]
+	cp := &Checkpoint{
+		CheckpointID:                         c.req.RequestID,
+		ParentCheckpointID:                   c.req.ParentCheckpointID,
+		ThreadID:                             c.req.ThreadID,
+		RunID:                                c.req.RunID,
+		RootTurnID:                           c.req.RootTurnID,
+		RunAgentID:                           c.req.RunAgentID,
+		CheckpointNamespace:                  c.req.CheckpointNamespace,
+		Trigger:                              c.req.Trigger,
+		Representation:                       representation,
+		SourceChatSeqRange:                   Range{First: first.ChatSeq, Last: last.ChatSeq},
+		ContextChatSeqHighWatermark:          last.ChatSeq,
+		SourceLaneEventOrdinalRange:          Range{First: first.LaneEventOrdinal, Last: last.LaneEventOrdinal},
+		ContextLaneEventOrdinalHighWatermark: last.LaneEventOrdinal,
+		Semantic:                             sem,
+		RehydrationState:                     c.req.RehydrationState,
+		ProviderConnectionID:                 c.req.ProviderConnectionID,
+		DestinationIdentityHash:              c.req.DestinationIdentityHash,
+		AccountingMethod:                     c.before.Method,
+		AccountingVersion:                    c.before.Version,
+		AccountingProfileHash:                c.before.ProfileHash,
+		CategoryBytes:                        c.before.CategoryBytes,
+		CategoryTokens:                       c.before.Categories,
+		TokensBefore:                         c.before.EstimatedTokens,
+		TokensAfter:                          after.EstimatedTokens,
+		TokensReclaimed:                      c.before.EstimatedTokens - after.EstimatedTokens,
+		RetainedEventIDs:                     eventIDs(retained),
+		ProjectionManifest:                   c.manifest,
+		ProviderUsage:                        usage,
+		ValidationStatus:                     ValidationStatusValid,
+		CreatedAt:                            formatCreatedAt(c.now),
+	}
+	if cp.ProjectionManifest == nil {
+		cp.ProjectionManifest = []ManifestEntry{}
+	}
+	switch {
+	case lastCut != nil:
+		cp.SummaryCoverageLastChatSeq = ptr(lastCut.ChatSeq)
+		cp.SummaryCoverageLastLaneEventOrdinal = ptr(lastCut.LaneEventOrdinal)
+	case c.req.PreviousSemantic != nil:
+		cp.SummaryCoverageLastChatSeq = ptr(c.req.PreviousSemantic.Coverage.LastChatSeq)
+	}
+	if len(retained) > 0 {
+		cp.RetainedFromChatSeq = ptr(retained[0].ChatSeq)
+	}
+	if sem != nil {
+		h, err := canonical.Hash(sem.Map())
+		if err != nil {
+			return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output is not canonical JSON", err)
+		}
+		cp.SemanticHash = &h
+	}
+	return cp, nil
+}
+
+func (c *compaction) result(status string, cp *Checkpoint, retained []InputEvent, after *ContextBudget, usage []any) *Result {
+	return &Result{
+		Status:             status,
+		Checkpoint:         cp,
+		TokensBefore:       c.before.EstimatedTokens,
+		TokensAfter:        after.EstimatedTokens,
+		TokensReclaimed:    c.before.EstimatedTokens - after.EstimatedTokens,
+		SourceEventCount:   len(c.req.Events),
+		RetainedEventCount: len(retained),
+		RetainedEvents:     retained,
+		ArtifactIDs:        uniqueArtifactIDs(c.req.Events),
+		ProviderUsage:      usage,
+	}
+}
+
+func eventIDs(events []InputEvent) []string {
+	ids := make([]string, len(events))
+	for i, e := range events {
+		ids[i] = e.EventID
+	}
+	return ids
+}
+
+func uniqueArtifactIDs(events []InputEvent) []string {
+	seen := map[string]bool{}
+	ids := []string{}
+	for _, e := range events {
+		for _, id := range e.ArtifactIDs {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}

@@ -1,0 +1,379 @@
+package engine
+
+import (
+	"errors"
+	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// Event roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Bounds of an InputEvent (engine.md 6.1).
+const (
+	MaxContentBytes      = 1 << 20
+	MaxEventArtifactIDs  = 128
+	maxEventsPerRequest  = 10_000
+	maxFocusBytes        = 2_000
+	maxRehydrationBytes  = 1 << 20
+	projectionThreshold  = 2 * 1024
+	projectionHalfBytes  = 1024
+	projectionSeparator  = "\n...[projected]...\n"
+	promptReserveTokens  = 4096
+	projectionVersion    = 1
+	semanticDefaultBytes = 131_072
+)
+
+// InputEvent is one closed, lane-local source event (engine.md 6.1). Its JSON
+// names are the wire names. Content, Tool, ArtifactIDs and Truncated are
+// covered by ContentHash; Provenance by ProvenanceSHA256.
+type InputEvent struct {
+	EventID             string         `json:"event_id"`
+	RunAgentID          string         `json:"run_agent_id"`
+	ChatSeq             int64          `json:"chat_seq"`
+	LaneEventOrdinal    int64          `json:"lane_event_ordinal"`
+	CheckpointNamespace string         `json:"checkpoint_namespace"`
+	Role                string         `json:"role"`
+	Provenance          any            `json:"provenance"`
+	ProvenanceSHA256    string         `json:"provenance_sha256"`
+	ContentHash         string         `json:"content_hash"`
+	Content             *string        `json:"content"`
+	Tool                map[string]any `json:"tool"`
+	ArtifactIDs         []string       `json:"artifact_ids"`
+	Truncated           bool           `json:"truncated"`
+	Protected           bool           `json:"protected"`
+	// TokenCount, when set, is the caller's token estimate for the event; when
+	// nil the event costs the byte size of its canonical View.
+	TokenCount *int64 `json:"token_count"`
+}
+
+var eventFields = keySet("event_id", "run_agent_id", "chat_seq", "lane_event_ordinal",
+	"checkpoint_namespace", "role", "provenance", "provenance_sha256", "content_hash",
+	"content", "tool", "artifact_ids", "truncated", "protected", "token_count")
+
+var requiredEventFields = []string{"event_id", "run_agent_id", "chat_seq", "lane_event_ordinal",
+	"checkpoint_namespace", "role", "provenance", "provenance_sha256", "content_hash"}
+
+func eventError(message string) *errcode.Error { return errcode.New(errcode.InvalidEvent, message) }
+
+// ContentHashOf returns the content hash the contract requires for these
+// fields: the canonical hash of {artifact_ids, content, tool, truncated}.
+func ContentHashOf(content *string, tool map[string]any, artifactIDs []string, truncated bool) (string, error) {
+	return canonical.Hash(contentHashPayload(content, tool, artifactIDs, truncated))
+}
+
+func contentHashPayload(content *string, tool map[string]any, artifactIDs []string, truncated bool) map[string]any {
+	return map[string]any{
+		"artifact_ids": stringsOrEmpty(artifactIDs),
+		"content":      stringOrNil(content),
+		"tool":         mapOrNil(tool),
+		"truncated":    truncated,
+	}
+}
+
+func stringsOrEmpty(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
+}
+
+func stringOrNil(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+func mapOrNil(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+// Validate checks the event against engine.md 6.1 in the contract's order;
+// the first failure wins. Errors are invalid_compaction_event.
+func (e InputEvent) Validate() error {
+	if !isID(e.EventID) || !isID(e.RunAgentID) {
+		return eventError("event identities are invalid")
+	}
+	if e.ChatSeq <= 0 {
+		return eventError("chat sequence is invalid")
+	}
+	if e.LaneEventOrdinal <= 0 {
+		return eventError("lane ordinal is invalid")
+	}
+	if !isNamespace(e.CheckpointNamespace) {
+		return eventError("checkpoint namespace is invalid")
+	}
+	if e.Role != RoleUser && e.Role != RoleAssistant && e.Role != RoleTool {
+		return eventError("event role is invalid")
+	}
+	provenanceHash, err := canonical.Hash(e.Provenance)
+	if err != nil {
+		return eventError("event provenance is invalid")
+	}
+	if !isHash64(e.ProvenanceSHA256) || !isHash64(e.ContentHash) {
+		return eventError("event hashes are invalid")
+	}
+	if provenanceHash != e.ProvenanceSHA256 {
+		return eventError("provenance hash does not match")
+	}
+	return e.validateContent()
+}
+
+func (e InputEvent) validateContent() error {
+	if e.Content != nil && (len(*e.Content) > MaxContentBytes || !utf8.ValidString(*e.Content)) {
+		return eventError("event content is invalid")
+	}
+	if e.Tool != nil && !canonical.Valid(e.Tool) {
+		return eventError("event tool projection is invalid")
+	}
+	if len(e.ArtifactIDs) > MaxEventArtifactIDs {
+		return eventError("event artifact IDs are invalid")
+	}
+	for _, id := range e.ArtifactIDs {
+		if !isID(id) {
+			return eventError("event artifact IDs are invalid")
+		}
+	}
+	hash, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
+	if err != nil || hash != e.ContentHash {
+		return eventError("content hash does not match")
+	}
+	if e.TokenCount != nil && *e.TokenCount < 0 {
+		return eventError("event token count is invalid")
+	}
+	return nil
+}
+
+// View returns the event as a summarizer sees it (the 13-key to_map shape).
+func (e InputEvent) View() EventView {
+	return EventView{
+		EventID:             e.EventID,
+		ChatSeq:             e.ChatSeq,
+		RunAgentID:          e.RunAgentID,
+		CheckpointNamespace: e.CheckpointNamespace,
+		LaneEventOrdinal:    e.LaneEventOrdinal,
+		Role:                e.Role,
+		Provenance:          e.Provenance,
+		ProvenanceSHA256:    e.ProvenanceSHA256,
+		Content:             e.Content,
+		Tool:                e.Tool,
+		ArtifactIDs:         stringsOrEmpty(e.ArtifactIDs),
+		Truncated:           e.Truncated,
+		ContentHash:         e.ContentHash,
+	}
+}
+
+// CanonicalValue returns the 13-key to_map object of the view, so a view can
+// be hashed and rendered canonically.
+func (v EventView) CanonicalValue() any {
+	return map[string]any{
+		"event_id":             v.EventID,
+		"chat_seq":             v.ChatSeq,
+		"run_agent_id":         v.RunAgentID,
+		"checkpoint_namespace": v.CheckpointNamespace,
+		"lane_event_ordinal":   v.LaneEventOrdinal,
+		"role":                 v.Role,
+		"provenance":           v.Provenance,
+		"provenance_sha256":    v.ProvenanceSHA256,
+		"content":              stringOrNil(v.Content),
+		"tool":                 mapOrNil(v.Tool),
+		"artifact_ids":         stringsOrEmpty(v.ArtifactIDs),
+		"truncated":            v.Truncated,
+		"content_hash":         v.ContentHash,
+	}
+}
+
+// EstimatedTokens is the event's cost for the tail budget and for chunking:
+// TokenCount when set, else the byte length of the canonical 13-key view.
+// The error is invalid_compaction_event for a view outside canonical JSON.
+func (e InputEvent) EstimatedTokens() (int64, error) {
+	if e.TokenCount != nil && *e.TokenCount >= 0 {
+		return *e.TokenCount, nil
+	}
+	n, err := canonical.EncodedSize(e.View())
+	if err != nil {
+		return 0, errcode.Wrap(errcode.InvalidEvent, "event is not canonical JSON", err)
+	}
+	return int64(n), nil
+}
+
+// callIDs returns the tool call ids an event carries: tool.call_id and the
+// call_id of every object in tool.calls (a non-list calls is one element),
+// nulls dropped, deduplicated, in first-seen order.
+func (e InputEvent) callIDs() []string {
+	if e.Tool == nil {
+		return nil
+	}
+	var ids []string
+	add := func(v any) {
+		s, ok := v.(string)
+		if !ok {
+			return
+		}
+		for _, have := range ids {
+			if have == s {
+				return
+			}
+		}
+		ids = append(ids, s)
+	}
+	add(e.Tool["call_id"])
+	calls, present := e.Tool["calls"]
+	if !present {
+		return ids
+	}
+	list, isList := calls.([]any)
+	if !isList {
+		list = []any{calls}
+	}
+	for _, c := range list {
+		if obj, ok := c.(map[string]any); ok {
+			add(obj["call_id"])
+		}
+	}
+	return ids
+}
+
+// DecodeEvent builds an InputEvent from a decoded JSON object and validates it.
+// Every error is invalid_compaction_event.
+func DecodeEvent(v any) (InputEvent, error) {
+	e, err := decodeEventShape(v)
+	if err != nil {
+		return InputEvent{}, err
+	}
+	return e, e.Validate()
+}
+
+// decodeEventShape checks the object's key set and converts JSON types.
+func decodeEventShape(v any) (InputEvent, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return InputEvent{}, eventError("event must be a map")
+	}
+	if unknown := unknownKeys(m, eventFields); len(unknown) > 0 {
+		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "unknown event fields",
+			map[string]any{"fields": stringsToAny(unknown)})
+	}
+	for _, f := range requiredEventFields {
+		if _, ok := m[f]; !ok {
+			return InputEvent{}, eventError("required event fields are missing")
+		}
+	}
+	return eventFromMap(m)
+}
+
+// eventFromMap converts field types; a wrong JSON type fails with the message
+// of the check that would have rejected the value.
+func eventFromMap(m map[string]any) (InputEvent, error) {
+	var e InputEvent
+	var ok1, ok2 bool
+	e.EventID, ok1 = m["event_id"].(string)
+	e.RunAgentID, ok2 = m["run_agent_id"].(string)
+	if !ok1 || !ok2 {
+		return e, eventError("event identities are invalid")
+	}
+	if e.ChatSeq, ok1 = asInt(m["chat_seq"]); !ok1 {
+		return e, eventError("chat sequence is invalid")
+	}
+	if e.LaneEventOrdinal, ok1 = asInt(m["lane_event_ordinal"]); !ok1 {
+		return e, eventError("lane ordinal is invalid")
+	}
+	if e.CheckpointNamespace, ok1 = m["checkpoint_namespace"].(string); !ok1 {
+		return e, eventError("checkpoint namespace is invalid")
+	}
+	if e.Role, ok1 = m["role"].(string); !ok1 {
+		return e, eventError("event role is invalid")
+	}
+	e.Provenance = m["provenance"]
+	e.ProvenanceSHA256, ok1 = m["provenance_sha256"].(string)
+	e.ContentHash, ok2 = m["content_hash"].(string)
+	if !ok1 || !ok2 {
+		return e, eventError("event hashes are invalid")
+	}
+	return e, eventContentFromMap(&e, m)
+}
+
+func eventContentFromMap(e *InputEvent, m map[string]any) error {
+	switch c := m["content"].(type) {
+	case nil:
+	case string:
+		e.Content = &c
+	default:
+		return eventError("event content is invalid")
+	}
+	switch t := m["tool"].(type) {
+	case nil:
+	case map[string]any:
+		e.Tool = t
+	default:
+		return eventError("event tool projection is invalid")
+	}
+	if raw, present := m["artifact_ids"]; present && raw != nil {
+		ids, ok := asStringList(raw)
+		if !ok {
+			return eventError("event artifact IDs are invalid")
+		}
+		e.ArtifactIDs = ids
+	}
+	var ok1, ok2 bool = true, true
+	if raw, present := m["truncated"]; present {
+		e.Truncated, ok1 = raw.(bool)
+	}
+	if raw, present := m["protected"]; present {
+		e.Protected, ok2 = raw.(bool)
+	}
+	if !ok1 || !ok2 {
+		return eventError("event flags are invalid")
+	}
+	if raw, present := m["token_count"]; present && raw != nil {
+		n, ok := asInt(raw)
+		if !ok {
+			return eventError("event token count is invalid")
+		}
+		e.TokenCount = &n
+	}
+	return nil
+}
+
+// Map returns the event's wire form (all 15 fields), for persisting a lane.
+func (e InputEvent) Map() map[string]any {
+	m := e.View().CanonicalValue().(map[string]any)
+	m["protected"] = e.Protected
+	if e.TokenCount != nil {
+		m["token_count"] = *e.TokenCount
+	} else {
+		m["token_count"] = nil
+	}
+	return m
+}
+
+// CanonicalValue makes an InputEvent encodable by the canonical encoder.
+func (e InputEvent) CanonicalValue() any { return e.Map() }
+
+// UnmarshalJSON decodes and validates one wire event, rejecting duplicate
+// and unknown keys. Errors are invalid_compaction_event.
+func (e *InputEvent) UnmarshalJSON(data []byte) error {
+	v, err := canonical.Decode(data)
+	if err != nil {
+		if errors.Is(err, canonical.ErrDuplicateKey) {
+			return errcode.Wrap(errcode.InvalidEvent, "event has duplicate fields", err)
+		}
+		return errcode.Wrap(errcode.InvalidEvent, "event must be a map", err)
+	}
+	decoded, err := DecodeEvent(v)
+	if err != nil {
+		return err
+	}
+	*e = decoded
+	return nil
+}

@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// fixedNow stamps every checkpoint built in tests.
+var fixedNow = time.Date(2026, 9, 2, 10, 11, 12, 500_000_000, time.UTC)
+
+// uuid7 returns a lowercase UUIDv7-shaped id numbered n.
+func uuid7(n int) string { return fmt.Sprintf("01900000-0000-7000-8000-%012x", n) }
+
+func artifactID(n int) string { return fmt.Sprintf("01900000-0000-7000-9000-%012x", n) }
+
+// seal recomputes an event's provenance and content hashes.
+func seal(t testing.TB, e InputEvent) InputEvent {
+	t.Helper()
+	ph, err := canonical.Hash(e.Provenance)
+	if err != nil {
+		t.Fatalf("provenance hash: %v", err)
+	}
+	ch, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
+	if err != nil {
+		t.Fatalf("content hash: %v", err)
+	}
+	e.ProvenanceSHA256, e.ContentHash = ph, ch
+	return e
+}
+
+// event builds a sealed event of the fixture lane; token_count is the
+// content's byte length, as in the contract's fixture.
+func event(t testing.TB, n int, role, content string, edit ...func(*InputEvent)) InputEvent {
+	t.Helper()
+	origin := "derived"
+	if role == RoleUser {
+		origin = "direct_user"
+	}
+	e := InputEvent{
+		EventID: uuid7(n), RunAgentID: "agent-1", ChatSeq: int64(n), LaneEventOrdinal: int64(n),
+		CheckpointNamespace: "root", Role: role, Provenance: map[string]any{"origin": origin},
+		Content: ptr(content), ArtifactIDs: []string{}, TokenCount: ptr(int64(len(content))),
+	}
+	for _, f := range edit {
+		f(&e)
+	}
+	return seal(t, e)
+}
+
+func withTool(tool map[string]any) func(*InputEvent) { return func(e *InputEvent) { e.Tool = tool } }
+
+func withArtifacts(ids ...string) func(*InputEvent) {
+	return func(e *InputEvent) { e.ArtifactIDs = append([]string{}, ids...) }
+}
+
+func protected(e *InputEvent) { e.Protected = true }
+
+// fixtureEvents is the six-event lane of engine.md 9.14.
+func fixtureEvents(t testing.TB) []InputEvent {
+	t.Helper()
+	return []InputEvent{
+		event(t, 1, RoleUser, "implement the requested behavior"),
+		event(t, 2, RoleTool, strings.Repeat("t", 6000),
+			withTool(map[string]any{"call_id": "call-1", "name": "test", "status": "success"}),
+			withArtifacts(artifactID(1))),
+		event(t, 3, RoleUser, "continue with tests"),
+		event(t, 4, RoleAssistant, "working"),
+		event(t, 5, RoleUser, "keep it", protected),
+		event(t, 6, RoleAssistant, "current input"),
+	}
+}
+
+// fixturePolicy is the policy of engine.md 9.14.
+func fixturePolicy() Policy {
+	p := DefaultPolicy()
+	p.RecentTailMinTokens, p.RecentTailMaxTokens = 100, 100
+	p.SummaryOutputMinTokens, p.SummaryOutputMaxTokens = 10, 100
+	p.MinimumPruneReclaimTokens = 100_000
+	p.MinimumTotalReclaimTokens, p.MinimumTotalReclaimRatio = 1, 0.01
+	return p
+}
+
+// fixtureRequest is the contract's shared request: manual, 18 000 rendered
+// bytes, a 20 000-token separate input window.
+func fixtureRequest(t testing.TB) *Request {
+	t.Helper()
+	events := fixtureEvents(t)
+	rehydration, err := NewRehydrationState(map[string]any{"todo": map[string]any{"revision": int64(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Request{
+		V: 1, RequestID: uuid7(100), Trigger: TriggerManual,
+		ThreadID: "thread-1", RunID: "run-1", RootTurnID: "turn-1", RunAgentID: "agent-1",
+		ProviderConnectionID: "conn-1", CheckpointNamespace: "root",
+		DestinationIdentityHash: strings.Repeat("a", 64),
+		ModelProfile:            ModelProfile{MaxInputTokens: ptr(int64(20_000)), MaxOutputTokens: ptr(int64(2_000))},
+		RenderedRequestBytes:    ptr(int64(18_000)),
+		Events:                  events,
+		ActiveInputEventIDs:     []string{events[len(events)-1].EventID},
+		RehydrationState:        rehydration,
+		Policy:                  fixturePolicy(),
+	}
+}
+
+// fixtureSemantic is the contract's semantic helper: one objective and one
+// active user request citing event 1, coverage from the payload.
+func fixtureSemantic(p Payload) map[string]any {
+	return map[string]any{
+		"version":   int64(1),
+		"objective": []any{map[string]any{"text": "implement the requested behavior", "source_event_ids": []any{uuid7(1)}}},
+		"user_requests": []any{map[string]any{
+			"source_event_id": uuid7(1), "exact_excerpt": "implement the requested behavior",
+			"secret_omission": nil, "status": "active",
+		}},
+		"constraints": []any{}, "decisions": []any{},
+		"progress":         map[string]any{"completed": []any{}, "active": []any{}, "blocked": []any{}, "pending": []any{}},
+		"critical_context": []any{}, "errors": []any{}, "artifact_refs": []any{},
+		"coverage": map[string]any{"first_chat_seq": p.CoveredRange.FirstChatSeq, "last_chat_seq": p.CoveredRange.LastChatSeq},
+	}
+}
+
+// scripted is a deterministic test Summarizer: reply(n, payload) answers
+// call n (0-based). It records every payload. Safe for concurrent use.
+type scripted struct {
+	mu       sync.Mutex
+	reply    func(n int, p Payload) (Summary, error)
+	payloads []Payload
+}
+
+var _ Summarizer = (*scripted)(nil)
+
+func (s *scripted) Summarize(_ context.Context, p Payload) (Summary, error) {
+	s.mu.Lock()
+	n := len(s.payloads)
+	s.payloads = append(s.payloads, p)
+	s.mu.Unlock()
+	return s.reply(n, p)
+}
+
+func (s *scripted) calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.payloads)
+}
+
+// validSummarizer answers every call with the fixture semantic.
+func validSummarizer() *scripted {
+	return &scripted{reply: func(_ int, p Payload) (Summary, error) {
+		return Summary{Output: fixtureSemantic(p), Usage: &Usage{InputTokens: 100, OutputTokens: 20}}, nil
+	}}
+}
+
+// wantCode fails unless err is an *errcode.Error with code.
+func wantCode(t testing.TB, err error, code string) *errcode.Error {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("want error %s, got nil", code)
+	}
+	e, ok := err.(*errcode.Error)
+	if !ok {
+		t.Fatalf("want *errcode.Error %s, got %T %v", code, err, err)
+	}
+	if e.Code != code {
+		t.Fatalf("want code %s, got %s (%s, %v)", code, e.Code, e.Message, e.Details)
+	}
+	return e
+}
+
+func mustCompact(t testing.TB, req *Request, s Summarizer) *Result {
+	t.Helper()
+	res, err := Compact(context.Background(), req, s, fixedNow)
+	if err != nil {
+		t.Fatalf("Compact: %v", err)
+	}
+	return res
+}
+
+// fixtureJSON encodes req in its wire form after applying edit to the map.
+func fixtureJSON(t testing.TB, req *Request, edit func(map[string]any)) []byte {
+	t.Helper()
+	m := req.Map()
+	if edit != nil {
+		edit(m)
+	}
+	b, err := canonical.Encode(m)
+	if err != nil {
+		t.Fatalf("encode request: %v", err)
+	}
+	return b
+}

@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Values decoded from untrusted JSON (canonical.Decode) are nil, bool,
+// json.Number, string, []any and map[string]any. The helpers below read them
+// without panicking; Go-built values (int, int64, float64) are accepted too so
+// that callers can build requests in code.
+
+// asInt returns v as an int64 if it is an integer number (no fraction, no
+// exponent, within int64).
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := strconv.ParseInt(string(x), 10, 64)
+		return n, err == nil
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+// asFloat returns v as a float64 if it is any finite number.
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+	case float64:
+		return x, !math.IsInf(x, 0) && !math.IsNaN(x)
+	case float32:
+		return float64(x), true
+	case int, int64, int32:
+		n, _ := asInt(x)
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// isID reports whether s is an id of the contract: 1..200 bytes.
+func isID(s string) bool { return len(s) >= 1 && len(s) <= 200 }
+
+// isNamespace reports whether s is 1..200 bytes of valid UTF-8.
+func isNamespace(s string) bool { return isID(s) && utf8.ValidString(s) }
+
+// isHash64 reports whether s is 64 lowercase hex digits.
+func isHash64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// asStringList returns v as a list of strings, or false if it is not one.
+func asStringList(v any) ([]string, bool) {
+	switch x := v.(type) {
+	case []string:
+		return x, true
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, el := range x {
+			s, ok := el.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// unknownKeys returns the keys of m that are not in known, sorted.
+func unknownKeys(m map[string]any, known map[string]bool) []string {
+	var out []string
+	for k := range m {
+		if !known[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// keySet builds a lookup set from names.
+func keySet(names ...string) map[string]bool {
+	s := make(map[string]bool, len(names))
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
+}
+
+// stringsToAny converts a string list to a generic list for canonical maps.
+func stringsToAny(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
+}
+
+// ptr returns a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }
+
+// floorRatio is floor(limit × ratio) as the contract computes it.
+func floorRatio(limit int64, ratio float64) int64 {
+	return int64(math.Floor(float64(limit) * ratio))
+}

@@ -1,0 +1,277 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// Policy modes.
+const (
+	ModePortable = "portable"
+	ModeNative   = "native"
+)
+
+// Policy holds the knobs of one compaction (engine.md 6.2). Ratios are
+// fractions of the model's effective input limit; token fields are in the
+// budget's units. DefaultPolicy gives the contract's defaults.
+type Policy struct {
+	// Version of the policy schema; must be 1.
+	Version int `json:"version"`
+	// Enabled must be true for trigger "auto".
+	Enabled bool `json:"enabled"`
+	// Mode is "portable" (Cairn's own summary) or "native" (unsupported).
+	Mode string `json:"mode"`
+	// Model names the summarizing model; informational, 1..200 bytes.
+	Model string `json:"model"`
+	// TriggerRatio: an auto request compacts at limit × ratio; 0 < r < 1.
+	TriggerRatio float64 `json:"trigger_ratio"`
+	// PruneReleaseRatio: projection alone is enough below limit × ratio; < TriggerRatio.
+	PruneReleaseRatio float64 `json:"prune_release_ratio"`
+	// PostCompactionTargetRatio: a summary must bring the request below limit × ratio; ≤ PruneReleaseRatio.
+	PostCompactionTargetRatio float64 `json:"post_compaction_target_ratio"`
+	// RecentTailRatio sizes the verbatim tail, clamped to [RecentTailMinTokens, RecentTailMaxTokens].
+	RecentTailRatio     float64 `json:"recent_tail_ratio"`
+	RecentTailMinTokens int64   `json:"recent_tail_min_tokens"`
+	RecentTailMaxTokens int64   `json:"recent_tail_max_tokens"`
+	// SummaryOutputRatio sizes the summary's output allowance, clamped to [min, max].
+	SummaryOutputRatio     float64 `json:"summary_output_ratio"`
+	SummaryOutputMinTokens int64   `json:"summary_output_min_tokens"`
+	SummaryOutputMaxTokens int64   `json:"summary_output_max_tokens"`
+	// SemanticMaxBytes caps the canonical JSON size of a summary.
+	SemanticMaxBytes int64 `json:"semantic_max_bytes"`
+	// MinimumPruneReclaimTokens is the least a projection-only result must reclaim.
+	MinimumPruneReclaimTokens int64 `json:"minimum_prune_reclaim_tokens"`
+	// MinimumTotalReclaimTokens and MinimumTotalReclaimRatio are what a summary must reclaim.
+	MinimumTotalReclaimTokens int64   `json:"minimum_total_reclaim_tokens"`
+	MinimumTotalReclaimRatio  float64 `json:"minimum_total_reclaim_ratio"`
+	// MaximumAutoCompactionsPerRootTurn bounds auto compactions between user turns.
+	MaximumAutoCompactionsPerRootTurn int64 `json:"maximum_auto_compactions_per_root_turn"`
+	// MinimumNewTokensBeforeRecompact suppresses auto compaction of a lane that barely grew.
+	MinimumNewTokensBeforeRecompact int64 `json:"minimum_new_tokens_before_recompact"`
+	// MaximumSchemaRepairs is the repair budget shared by all chunks of one compaction.
+	MaximumSchemaRepairs int64 `json:"maximum_schema_repairs"`
+	// MaximumOverflowRetries is carried for the caller; the engine does not read it.
+	MaximumOverflowRetries int64 `json:"maximum_overflow_retries"`
+	// MaximumHierarchicalSummaryCalls bounds the number of chunks (summary calls without repairs).
+	MaximumHierarchicalSummaryCalls int64 `json:"maximum_hierarchical_summary_calls"`
+	// ProviderTimeoutMS is advisory data for the Summarizer; the engine does not read it.
+	ProviderTimeoutMS int64 `json:"provider_timeout_ms"`
+}
+
+// DefaultPolicy returns the contract's default policy.
+func DefaultPolicy() Policy {
+	return Policy{
+		Version:                           1,
+		Enabled:                           true,
+		Mode:                              ModePortable,
+		Model:                             "current_task_model",
+		TriggerRatio:                      0.85,
+		PruneReleaseRatio:                 0.75,
+		PostCompactionTargetRatio:         0.70,
+		RecentTailRatio:                   0.10,
+		RecentTailMinTokens:               8_000,
+		RecentTailMaxTokens:               32_000,
+		SummaryOutputRatio:                0.02,
+		SummaryOutputMinTokens:            4_096,
+		SummaryOutputMaxTokens:            16_384,
+		SemanticMaxBytes:                  131_072,
+		MinimumPruneReclaimTokens:         8_192,
+		MinimumTotalReclaimTokens:         8_192,
+		MinimumTotalReclaimRatio:          0.15,
+		MaximumAutoCompactionsPerRootTurn: 3,
+		MinimumNewTokensBeforeRecompact:   8_192,
+		MaximumSchemaRepairs:              1,
+		MaximumOverflowRetries:            1,
+		MaximumHierarchicalSummaryCalls:   3,
+		ProviderTimeoutMS:                 300_000,
+	}
+}
+
+func policyError(message string) *errcode.Error { return errcode.New(errcode.InvalidPolicy, message) }
+
+// Validate checks the policy in the contract's order (version, enabled, mode,
+// model, ratios, ranges, counts). Errors are invalid_compaction_policy.
+func (p Policy) Validate() error {
+	if p.Version != 1 {
+		return policyError("compaction policy is invalid")
+	}
+	if p.Mode != ModePortable && p.Mode != ModeNative {
+		return policyError("invalid mode")
+	}
+	if !isID(p.Model) {
+		return policyError("invalid model")
+	}
+	if !p.ratiosValid() {
+		return policyError("compaction ratios are invalid")
+	}
+	if p.RecentTailMaxTokens < p.RecentTailMinTokens || p.SummaryOutputMaxTokens < p.SummaryOutputMinTokens {
+		return policyError("compaction ranges are invalid")
+	}
+	for _, n := range p.counts() {
+		if *n.value <= 0 {
+			return policyError("compaction limits must be positive integers")
+		}
+	}
+	return nil
+}
+
+func (p Policy) ratiosValid() bool {
+	for _, r := range []float64{p.TriggerRatio, p.PruneReleaseRatio, p.PostCompactionTargetRatio,
+		p.RecentTailRatio, p.SummaryOutputRatio, p.MinimumTotalReclaimRatio} {
+		if !(r > 0 && r < 1) {
+			return false
+		}
+	}
+	return p.PruneReleaseRatio < p.TriggerRatio && p.PostCompactionTargetRatio <= p.PruneReleaseRatio
+}
+
+type namedCount struct {
+	name  string
+	value *int64
+}
+
+// counts lists the integer fields with their wire names, in field order.
+func (p *Policy) counts() []namedCount {
+	return []namedCount{
+		{"recent_tail_min_tokens", &p.RecentTailMinTokens},
+		{"recent_tail_max_tokens", &p.RecentTailMaxTokens},
+		{"summary_output_min_tokens", &p.SummaryOutputMinTokens},
+		{"summary_output_max_tokens", &p.SummaryOutputMaxTokens},
+		{"semantic_max_bytes", &p.SemanticMaxBytes},
+		{"minimum_prune_reclaim_tokens", &p.MinimumPruneReclaimTokens},
+		{"minimum_total_reclaim_tokens", &p.MinimumTotalReclaimTokens},
+		{"maximum_auto_compactions_per_root_turn", &p.MaximumAutoCompactionsPerRootTurn},
+		{"minimum_new_tokens_before_recompact", &p.MinimumNewTokensBeforeRecompact},
+		{"maximum_schema_repairs", &p.MaximumSchemaRepairs},
+		{"maximum_overflow_retries", &p.MaximumOverflowRetries},
+		{"maximum_hierarchical_summary_calls", &p.MaximumHierarchicalSummaryCalls},
+		{"provider_timeout_ms", &p.ProviderTimeoutMS},
+	}
+}
+
+type namedRatio struct {
+	name  string
+	value *float64
+}
+
+func (p *Policy) ratios() []namedRatio {
+	return []namedRatio{
+		{"trigger_ratio", &p.TriggerRatio},
+		{"prune_release_ratio", &p.PruneReleaseRatio},
+		{"post_compaction_target_ratio", &p.PostCompactionTargetRatio},
+		{"recent_tail_ratio", &p.RecentTailRatio},
+		{"summary_output_ratio", &p.SummaryOutputRatio},
+		{"minimum_total_reclaim_ratio", &p.MinimumTotalReclaimRatio},
+	}
+}
+
+var policyFields = keySet("version", "enabled", "mode", "model", "trigger_ratio",
+	"prune_release_ratio", "post_compaction_target_ratio", "recent_tail_ratio",
+	"recent_tail_min_tokens", "recent_tail_max_tokens", "summary_output_ratio",
+	"summary_output_min_tokens", "summary_output_max_tokens", "semantic_max_bytes",
+	"minimum_prune_reclaim_tokens", "minimum_total_reclaim_tokens", "minimum_total_reclaim_ratio",
+	"maximum_auto_compactions_per_root_turn", "minimum_new_tokens_before_recompact",
+	"maximum_schema_repairs", "maximum_overflow_retries", "maximum_hierarchical_summary_calls",
+	"provider_timeout_ms")
+
+// DecodePolicy overlays a decoded JSON object (possibly partial) on the
+// defaults and validates the result. Every error is invalid_compaction_policy.
+func DecodePolicy(v any) (Policy, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Policy{}, policyError("policy must be a map")
+	}
+	if unknown := unknownKeys(m, policyFields); len(unknown) > 0 {
+		return Policy{}, errcode.WithDetails(errcode.InvalidPolicy, "unknown policy fields",
+			map[string]any{"fields": stringsToAny(unknown)})
+	}
+	p := DefaultPolicy()
+	if err := p.overlay(m); err != nil {
+		return Policy{}, err
+	}
+	return p, p.Validate()
+}
+
+// overlay copies the present fields of m into p, checking JSON types in the
+// validation order so a type error reports the check it belongs to.
+func (p *Policy) overlay(m map[string]any) error {
+	if raw, ok := m["version"]; ok {
+		f, isNum := asFloat(raw)
+		if !isNum || f != 1 { // 1.0 is accepted like 1 (engine.md 11 item 26)
+			return policyError("compaction policy is invalid")
+		}
+	}
+	if raw, ok := m["enabled"]; ok {
+		b, isBool := raw.(bool)
+		if !isBool {
+			return policyError("compaction policy is invalid")
+		}
+		p.Enabled = b
+	}
+	if raw, ok := m["mode"]; ok {
+		s, isString := raw.(string)
+		if !isString {
+			return policyError("invalid mode")
+		}
+		p.Mode = s
+	}
+	if raw, ok := m["model"]; ok {
+		s, isString := raw.(string)
+		if !isString {
+			return policyError("invalid model")
+		}
+		p.Model = s
+	}
+	for _, r := range p.ratios() {
+		if raw, ok := m[r.name]; ok {
+			f, isNum := asFloat(raw)
+			if !isNum {
+				return policyError("compaction ratios are invalid")
+			}
+			*r.value = f
+		}
+	}
+	for _, c := range p.counts() {
+		if raw, ok := m[c.name]; ok {
+			n, isInt := asInt(raw)
+			if !isInt {
+				return policyError("compaction limits must be positive integers")
+			}
+			*c.value = n
+		}
+	}
+	return nil
+}
+
+// UnmarshalJSON decodes a persisted or partial policy over the defaults,
+// rejecting duplicate and unknown keys.
+func (p *Policy) UnmarshalJSON(data []byte) error {
+	v, err := canonical.Decode(data)
+	if err != nil {
+		return errcode.Wrap(errcode.InvalidPolicy, "policy has duplicate fields or is not JSON", err)
+	}
+	decoded, err := DecodePolicy(v)
+	if err != nil {
+		return err
+	}
+	*p = decoded
+	return nil
+}
+
+// Map returns the policy's persisted form.
+func (p Policy) Map() map[string]any {
+	m := map[string]any{
+		"version": int64(p.Version), "enabled": p.Enabled, "mode": p.Mode, "model": p.Model,
+	}
+	for _, r := range p.ratios() {
+		m[r.name] = *r.value
+	}
+	for _, c := range p.counts() {
+		m[c.name] = *c.value
+	}
+	return m
+}
+
+var _ json.Unmarshaler = (*Policy)(nil)

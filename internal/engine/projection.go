@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// ManifestEntry records one projected tool output (engine.md 6.9), enough to
+// re-verify the projection from the original event with Replay.
+type ManifestEntry struct {
+	ProjectionVersion    int64    `json:"projection_version"`
+	EventID              string   `json:"event_id"`
+	OriginalContentHash  string   `json:"original_content_hash"`
+	ProjectedContentHash string   `json:"projected_content_hash"`
+	OriginalBytes        int64    `json:"original_bytes"`
+	ArtifactIDs          []string `json:"artifact_ids"`
+}
+
+// Map returns the entry's persisted form.
+func (m ManifestEntry) Map() map[string]any {
+	return map[string]any{
+		"projection_version":     m.ProjectionVersion,
+		"event_id":               m.EventID,
+		"original_content_hash":  m.OriginalContentHash,
+		"projected_content_hash": m.ProjectedContentHash,
+		"original_bytes":         m.OriginalBytes,
+		"artifact_ids":           stringsOrEmpty(m.ArtifactIDs),
+	}
+}
+
+// projectPrefix replaces every large tool output of the prefix by an
+// excerpt that points at its artifacts (engine.md 9.7). A large output
+// without an artifact fails the whole compaction (missing_compaction_artifact).
+func projectPrefix(prefix []InputEvent) ([]InputEvent, []ManifestEntry, error) {
+	out := make([]InputEvent, len(prefix))
+	var manifest []ManifestEntry
+	for i, e := range prefix {
+		projected, entry, err := projectEvent(e)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = projected
+		if entry != nil {
+			manifest = append(manifest, *entry)
+		}
+	}
+	return out, manifest, nil
+}
+
+// projectEvent projects e if it is a tool result longer than 2 048 bytes;
+// otherwise it returns e unchanged and a nil entry.
+func projectEvent(e InputEvent) (InputEvent, *ManifestEntry, error) {
+	if e.Role != RoleTool || e.Content == nil || len(*e.Content) <= projectionThreshold {
+		return e, nil, nil
+	}
+	if len(e.ArtifactIDs) == 0 {
+		return e, nil, errcode.WithDetails(errcode.MissingArtifact,
+			"large tool output has no durable artifact", map[string]any{"event_id": e.EventID})
+	}
+	content := *e.Content
+	tool := make(map[string]any, len(e.Tool)+2)
+	for k, v := range e.Tool {
+		tool[k] = v
+	}
+	tool["result_excerpt"] = excerpt(content)
+	tool["artifact_ids"] = stringsToAny(e.ArtifactIDs)
+	hash, err := ContentHashOf(nil, tool, e.ArtifactIDs, true)
+	if err != nil {
+		return e, nil, errcode.WithDetails(errcode.InvalidProjection,
+			"projected event is not canonical JSON", map[string]any{"event_id": e.EventID})
+	}
+	p := e
+	p.Content, p.Tool, p.Truncated, p.TokenCount, p.ContentHash = nil, tool, true, nil, hash
+	entry := &ManifestEntry{
+		ProjectionVersion:    projectionVersion,
+		EventID:              e.EventID,
+		OriginalContentHash:  e.ContentHash,
+		ProjectedContentHash: hash,
+		OriginalBytes:        int64(len(content)),
+		ArtifactIDs:          append([]string(nil), e.ArtifactIDs...),
+	}
+	return p, entry, nil
+}
+
+// excerpt keeps the first and last KiB of content, each trimmed to whole
+// UTF-8 sequences, around a projection marker.
+func excerpt(content string) string {
+	head := content[:projectionHalfBytes]
+	for len(head) > 0 && !utf8.ValidString(head) {
+		head = head[:len(head)-1]
+	}
+	tail := content[len(content)-projectionHalfBytes:]
+	for len(tail) > 0 && !utf8.ValidString(tail) {
+		tail = tail[1:]
+	}
+	return head + projectionSeparator + tail
+}
+
+func projectionError(message string, details map[string]any) *errcode.Error {
+	return errcode.WithDetails(errcode.InvalidProjection, message, details)
+}
+
+// Replay re-verifies a persisted projection manifest against the original
+// events (engine.md 10) and returns the projected lane. Errors are
+// invalid_compaction_projection (or missing_compaction_artifact).
+func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error) {
+	byEvent := make(map[string]ManifestEntry, len(manifest))
+	for _, m := range manifest {
+		if m.ProjectionVersion != projectionVersion || m.EventID == "" || !isHash64(m.OriginalContentHash) ||
+			!isHash64(m.ProjectedContentHash) || m.OriginalBytes < 0 {
+			return nil, projectionError("projection manifest is invalid", nil)
+		}
+		if _, dup := byEvent[m.EventID]; dup {
+			return nil, projectionError("projection manifest is invalid", nil)
+		}
+		byEvent[m.EventID] = m
+	}
+	present := make(map[string]bool, len(events))
+	for _, e := range events {
+		present[e.EventID] = true
+	}
+	for _, m := range manifest {
+		if !present[m.EventID] {
+			return nil, projectionError("projection manifest references an unavailable event", map[string]any{"event_id": m.EventID})
+		}
+	}
+	out := make([]InputEvent, len(events))
+	for i, e := range events {
+		m, ok := byEvent[e.EventID]
+		if !ok {
+			out[i] = e
+			continue
+		}
+		p, err := replayOne(e, m)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+func replayOne(e InputEvent, m ManifestEntry) (InputEvent, error) {
+	details := map[string]any{"event_id": e.EventID}
+	switch {
+	case e.Role != RoleTool || e.Content == nil:
+		return e, projectionError("only complete tool results may be projected", details)
+	case int64(len(*e.Content)) != m.OriginalBytes:
+		return e, projectionError("projection source byte length does not match", details)
+	case e.ContentHash != m.OriginalContentHash:
+		return e, projectionError("projection source hash does not match", details)
+	case !equalStrings(e.ArtifactIDs, m.ArtifactIDs):
+		return e, projectionError("projection artifact identity does not match", details)
+	}
+	p, entry, err := projectEvent(e)
+	if err != nil {
+		return e, err
+	}
+	if entry == nil || p.ContentHash != m.ProjectedContentHash {
+		return e, projectionError("projected event hash does not match", details)
+	}
+	return p, nil
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// DecodeManifest reads a persisted manifest (a JSON array of entry objects;
+// projection_version defaults to 1 and artifact_ids to []). Errors are
+// invalid_compaction_projection.
+func DecodeManifest(v any) ([]ManifestEntry, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, projectionError("projection replay input is invalid", nil)
+	}
+	out := make([]ManifestEntry, 0, len(list))
+	for _, raw := range list {
+		m, isMap := raw.(map[string]any)
+		if !isMap {
+			return nil, projectionError("projection manifest is invalid", nil)
+		}
+		entry := ManifestEntry{ProjectionVersion: projectionVersion, ArtifactIDs: []string{}}
+		ok := readInt(m, "projection_version", &entry.ProjectionVersion) && readInt(m, "original_bytes", &entry.OriginalBytes)
+		var id, original, projected *string
+		ok = ok && readStringPtr(m, "event_id", &id) && readStringPtr(m, "original_content_hash", &original) &&
+			readStringPtr(m, "projected_content_hash", &projected)
+		if _, has := m["original_bytes"]; !has || !ok || id == nil || original == nil || projected == nil {
+			return nil, projectionError("projection manifest is invalid", nil)
+		}
+		if raw, has := m["artifact_ids"]; has {
+			ids, isList := asStringList(raw)
+			if !isList {
+				return nil, projectionError("projection manifest is invalid", nil)
+			}
+			entry.ArtifactIDs = ids
+		}
+		entry.EventID, entry.OriginalContentHash, entry.ProjectedContentHash = *id, *original, *projected
+		out = append(out, entry)
+	}
+	return out, nil
+}

@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/semantic"
+)
+
+// Renderer names.
+const (
+	RenderCanonicalV1  = "canonical_v1"
+	RenderOpenAIChatV1 = "openai_chat_v1"
+)
+
+// Renderer produces the exact provider-request bytes an application would
+// send for a checkpoint semantic (nil for none) plus the retained events
+// (engine.md 0.1). The engine measures every later budget through it.
+// Implementations must be deterministic and must not modify their inputs.
+type Renderer interface {
+	Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error)
+}
+
+// Rendered is a renderer's output: the request bytes and, optionally, how
+// many of them belong to each category (for budget allocation).
+type Rendered struct {
+	Bytes      []byte
+	Categories map[string]int64
+}
+
+// renderers maps names to built-in renderers; adding one is one entry.
+var renderers = map[string]Renderer{
+	RenderCanonicalV1:  canonicalRenderer{},
+	RenderOpenAIChatV1: openAIChatRenderer{},
+}
+
+// RendererFor returns the renderer with the given name ("" means
+// canonical_v1); an unknown name is invalid_compaction_request.
+func RendererFor(name string) (Renderer, error) {
+	if name == "" {
+		name = RenderCanonicalV1
+	}
+	r, ok := renderers[name]
+	if !ok {
+		return nil, errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid",
+			map[string]any{"reason": "unknown renderer", "render": name})
+	}
+	return r, nil
+}
+
+// semanticValue is the plain map of s, or nil.
+func semanticValue(s *semantic.Semantic) any {
+	if s == nil {
+		return nil
+	}
+	return s.Map()
+}
+
+// canonicalRenderer renders canonical JSON of
+// {"events": [13-key views...], "semantic": map-or-null}: the contract's
+// reference renderer.
+type canonicalRenderer struct{}
+
+var _ Renderer = canonicalRenderer{}
+
+func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
+	views := make([]any, len(events))
+	for i := range events {
+		views[i] = events[i].View()
+	}
+	b, err := canonical.Encode(map[string]any{"events": views, "semantic": semanticValue(sem)})
+	if err != nil {
+		return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+	}
+	return Rendered{Bytes: b}, nil
+}
+
+// openAIChatRenderer renders an OpenAI chat "messages" array: the checkpoint
+// as one system message, then each event as a chat message (tool results
+// with their tool_call_id, assistant tool calls as tool_calls). Categories:
+// "checkpoint" is the system message, "history" everything else.
+type openAIChatRenderer struct{}
+
+var _ Renderer = openAIChatRenderer{}
+
+// checkpointPreamble introduces the semantic in the system message.
+const checkpointPreamble = "Conversation checkpoint (Cairn semantic v1). Earlier turns were summarized; treat this as authoritative context:\n"
+
+func (openAIChatRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
+	messages := make([]any, 0, len(events)+1)
+	var checkpointBytes int64
+	if sem != nil {
+		body, err := canonical.Encode(sem.Map())
+		if err != nil {
+			return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+		}
+		system := map[string]any{"role": "system", "content": checkpointPreamble + string(body)}
+		n, err := canonical.EncodedSize(system)
+		if err != nil {
+			return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+		}
+		checkpointBytes = int64(n)
+		messages = append(messages, system)
+	}
+	for i := range events {
+		messages = append(messages, chatMessage(&events[i]))
+	}
+	b, err := canonical.Encode(messages)
+	if err != nil {
+		return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+	}
+	categories := map[string]int64{"checkpoint": checkpointBytes, "history": int64(len(b)) - checkpointBytes}
+	return Rendered{Bytes: b, Categories: categories}, nil
+}
+
+func chatMessage(e *InputEvent) map[string]any {
+	switch e.Role {
+	case RoleTool:
+		return map[string]any{"role": "tool", "tool_call_id": toolString(e.Tool, "call_id"), "content": toolContent(e)}
+	case RoleAssistant:
+		m := map[string]any{"role": "assistant", "content": stringOrNil(e.Content)}
+		if calls := toolCalls(e.Tool); len(calls) > 0 {
+			m["tool_calls"] = calls
+		}
+		return m
+	default:
+		return map[string]any{"role": "user", "content": contentOrEmpty(e.Content)}
+	}
+}
+
+func contentOrEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func toolString(tool map[string]any, key string) string {
+	s, _ := tool[key].(string)
+	return s
+}
+
+// toolContent is a tool result's text: its content, or for a projected
+// result the excerpt and the artifacts that hold the original.
+func toolContent(e *InputEvent) string {
+	if e.Content != nil {
+		return *e.Content
+	}
+	excerpt := toolString(e.Tool, "result_excerpt")
+	if len(e.ArtifactIDs) == 0 {
+		return excerpt
+	}
+	refs, _ := canonical.Encode(e.ArtifactIDs)
+	return excerpt + "\n[full output in artifacts " + string(refs) + "]"
+}
+
+// toolCalls converts tool.calls (objects with call_id, name, arguments) to
+// OpenAI tool_calls.
+func toolCalls(tool map[string]any) []any {
+	raw, ok := tool["calls"]
+	if !ok {
+		return nil
+	}
+	list, isList := raw.([]any)
+	if !isList {
+		list = []any{raw}
+	}
+	var calls []any
+	for _, c := range list {
+		call, isMap := c.(map[string]any)
+		if !isMap {
+			continue
+		}
+		args, isString := call["arguments"].(string)
+		if !isString {
+			encoded, err := canonical.Encode(call["arguments"])
+			if err != nil || call["arguments"] == nil {
+				encoded = []byte("{}")
+			}
+			args = string(encoded)
+		}
+		calls = append(calls, map[string]any{
+			"id":       toolString(call, "call_id"),
+			"type":     "function",
+			"function": map[string]any{"name": toolString(call, "name"), "arguments": args},
+		})
+	}
+	return calls
+}

@@ -1,0 +1,734 @@
+package engine
+
+import (
+	"errors"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/semantic"
+)
+
+// RequestVersion is the only wire version of a Request.
+const RequestVersion = 1
+
+// MaxRequestBytes bounds the JSON a DecodeRequest call accepts.
+const MaxRequestBytes = 256 << 20
+
+// Accounting carries the caller's knowledge about how the provider counts the
+// request (engine.md 6.6.1). All of it applies to the initial budget only,
+// except Method and ProfileHash, which every budget uses.
+type Accounting struct {
+	Method                string           `json:"method,omitempty"`
+	ProfileHash           *string          `json:"profile_hash,omitempty"`
+	ReportedInputTokens   int64            `json:"reported_input_tokens,omitempty"`
+	CategoryBytes         map[string]int64 `json:"category_bytes,omitempty"`
+	ReportedUsageBaseline any              `json:"reported_usage_baseline,omitempty"`
+	ComponentDescriptors  any              `json:"component_descriptors,omitempty"`
+}
+
+// Scope is where facts harvested from a compaction are stored.
+type Scope struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+}
+
+// Request is one compaction request (engine.md 6.6 plus the wire fields of
+// spec/wire.md). Build it with DecodeRequest, or in code and then Validate.
+type Request struct {
+	V                        int
+	RequestID                string
+	Trigger                  string
+	ThreadID                 string
+	RunID                    string
+	RootTurnID               string
+	RunAgentID               string
+	ProviderConnectionID     string
+	CheckpointNamespace      string
+	DestinationIdentityHash  string
+	ParentCheckpointID       *string
+	ModelProfile             ModelProfile
+	RequestedMaxOutputTokens int64
+	// RenderedRequestBytes is the byte length of the exact provider request
+	// the caller would send; when nil the before budget renders
+	// PreviousSemantic and Events with Render.
+	RenderedRequestBytes *int64
+	// Render names the renderer; "" means canonical_v1.
+	Render string
+	// Events is the lane, oldest first. Nil while a request decoded with
+	// EventsObject waits for the caller to load the claim-checked events.
+	Events                   []InputEvent
+	EventsObject             string
+	ActiveInputEventIDs      []string
+	PreviousSemantic         *semantic.Semantic
+	RehydrationState         RehydrationState
+	Policy                   Policy
+	Focus                    *string
+	StructuralPressure       bool
+	Accounting               Accounting
+	NewTokensSinceCompaction *int64
+	AntiThrash               State
+	DeadlineAt               *time.Time
+	Scope                    *Scope
+	Harvest                  *bool
+}
+
+// EffectiveScope is Scope, or the request's thread when none was given.
+func (r *Request) EffectiveScope() Scope {
+	if r.Scope != nil {
+		return *r.Scope
+	}
+	return Scope{Kind: "thread", ID: r.ThreadID}
+}
+
+// HarvestEnabled reports whether facts should be harvested (default true).
+func (r *Request) HarvestEnabled() bool { return r.Harvest == nil || *r.Harvest }
+
+func requestError(message string) *errcode.Error { return errcode.New(errcode.InvalidRequest, message) }
+
+// Validate checks the whole request in the contract's order (engine.md 6.6);
+// the first failure wins. Nested values return their own codes.
+func (r *Request) Validate() error {
+	if r == nil {
+		return requestError("compaction request must be a map")
+	}
+	for _, step := range requestSteps {
+		if step.check == nil {
+			continue
+		}
+		if err := step.check(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requestStep is one stage of validation: decode reads its fields from the
+// wire object (type errors), check validates their values.
+type requestStep struct {
+	decode func(r *Request, m map[string]any) error
+	check  func(r *Request) error
+}
+
+var requestSteps = []requestStep{
+	{decodeIdentities, checkIdentities},
+	{decodeTrigger, checkTrigger},
+	{decodeDestination, checkDestination},
+	{decodePolicyField, checkPolicy},
+	{nil, checkEnabled},
+	{decodeFocus, checkFocus},
+	{decodeRehydration, checkRehydration},
+	{decodePreviousSemantic, checkPreviousSemantic},
+	{decodeState, checkState},
+	{decodeEventsField, checkEvents},
+	{decodeActiveIDs, checkActiveIDs},
+	{decodeRender, checkRender},
+	{decodeOutputTokens, checkOutputTokens},
+	{decodeFlags, checkFlags},
+	{decodeAccounting, nil},
+}
+
+var requestFields = keySet("v", "request_id", "trigger", "thread_id", "run_id", "root_turn_id",
+	"run_agent_id", "provider_connection_id", "checkpoint_namespace", "destination_identity_hash",
+	"parent_checkpoint_id", "model_profile", "requested_max_output_tokens", "rendered_request_bytes",
+	"render", "events", "events_object", "active_input_event_ids", "previous_semantic",
+	"rehydration_state", "policy", "focus", "structural_pressure", "accounting",
+	"new_tokens_since_compaction", "anti_thrash", "deadline_at", "scope", "harvest")
+
+var requiredRequestFields = []string{"request_id", "trigger", "thread_id", "run_id", "root_turn_id",
+	"run_agent_id", "provider_connection_id", "checkpoint_namespace", "destination_identity_hash",
+	"model_profile", "rehydration_state", "policy"}
+
+// DecodeRequest decodes and validates untrusted Request v1 JSON. Duplicate
+// keys, unknown top-level fields and every contract violation are rejected;
+// every error is an *errcode.Error. A request with events_object has nil
+// Events and is validated up to the events; the caller loads the events,
+// sets them and calls Validate.
+func DecodeRequest(data []byte) (*Request, error) {
+	if len(data) > MaxRequestBytes {
+		return nil, errcode.WithDetails(errcode.PayloadTooLarge, "compaction request is too large",
+			map[string]any{"bytes": int64(len(data)), "limit": int64(MaxRequestBytes)})
+	}
+	v, err := canonical.Decode(data)
+	if err != nil {
+		if errors.Is(err, canonical.ErrDuplicateKey) {
+			return nil, errcode.Wrap(errcode.InvalidRequest, "compaction request has duplicate fields", err)
+		}
+		return nil, errcode.Wrap(errcode.InvalidRequest, "compaction request is not JSON", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, requestError("compaction request must be a map")
+	}
+	if err := checkEnvelope(m); err != nil {
+		return nil, err
+	}
+	r := &Request{V: RequestVersion}
+	for _, step := range requestSteps {
+		if step.decode != nil {
+			if err := step.decode(r, m); err != nil {
+				return nil, err
+			}
+		}
+		if step.check != nil {
+			if err := step.check(r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// checkEnvelope checks the version, the key set and the event source.
+func checkEnvelope(m map[string]any) error {
+	if version, ok := asInt(m["v"]); !ok || version != RequestVersion {
+		return errcode.WithDetails(errcode.UnsupportedVersion, "unsupported request version",
+			map[string]any{"supported": []any{int64(RequestVersion)}})
+	}
+	if unknown := unknownKeys(m, requestFields); len(unknown) > 0 {
+		return errcode.WithDetails(errcode.InvalidRequest, "required compaction request fields are missing",
+			map[string]any{"unknown_fields": stringsToAny(unknown)})
+	}
+	var missing []string
+	for _, f := range requiredRequestFields {
+		if _, ok := m[f]; !ok {
+			missing = append(missing, f)
+		}
+	}
+	_, hasEvents := m["events"]
+	_, hasObject := m["events_object"]
+	if !hasEvents && !hasObject {
+		missing = append(missing, "events")
+	}
+	if len(missing) > 0 {
+		return errcode.WithDetails(errcode.InvalidRequest, "required compaction request fields are missing",
+			map[string]any{"missing_fields": stringsToAny(missing)})
+	}
+	if hasEvents && hasObject {
+		return errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid",
+			map[string]any{"reason": "events and events_object are mutually exclusive"})
+	}
+	return nil
+}
+
+func decodeIdentities(r *Request, m map[string]any) error {
+	targets := []struct {
+		key string
+		dst *string
+	}{
+		{"request_id", &r.RequestID}, {"thread_id", &r.ThreadID}, {"run_id", &r.RunID},
+		{"root_turn_id", &r.RootTurnID}, {"run_agent_id", &r.RunAgentID},
+		{"provider_connection_id", &r.ProviderConnectionID}, {"checkpoint_namespace", &r.CheckpointNamespace},
+	}
+	for _, t := range targets {
+		s, ok := m[t.key].(string)
+		if !ok {
+			return requestError("compaction request identities are invalid")
+		}
+		*t.dst = s
+	}
+	if !readStringPtr(m, "parent_checkpoint_id", &r.ParentCheckpointID) {
+		return requestError("compaction request identities are invalid")
+	}
+	return nil
+}
+
+func checkIdentities(r *Request) error {
+	for _, id := range []string{r.RequestID, r.ThreadID, r.RunID, r.RootTurnID, r.RunAgentID, r.ProviderConnectionID} {
+		if !isID(id) {
+			return requestError("compaction request identities are invalid")
+		}
+	}
+	if !isNamespace(r.CheckpointNamespace) || (r.ParentCheckpointID != nil && !isID(*r.ParentCheckpointID)) {
+		return requestError("compaction request identities are invalid")
+	}
+	return nil
+}
+
+func decodeTrigger(r *Request, m map[string]any) error {
+	s, ok := m["trigger"].(string)
+	if !ok {
+		return requestError("compaction trigger is invalid")
+	}
+	r.Trigger = s
+	return nil
+}
+
+func checkTrigger(r *Request) error {
+	if !isTrigger(r.Trigger) {
+		return requestError("compaction trigger is invalid")
+	}
+	return nil
+}
+
+func decodeDestination(r *Request, m map[string]any) error {
+	s, ok := m["destination_identity_hash"].(string)
+	if !ok {
+		return requestError("destination identity hash is invalid")
+	}
+	r.DestinationIdentityHash = s
+	r.ModelProfile = DecodeModelProfile(m["model_profile"])
+	return nil
+}
+
+func checkDestination(r *Request) error {
+	if !isHash64(r.DestinationIdentityHash) {
+		return requestError("destination identity hash is invalid")
+	}
+	return nil
+}
+
+func decodePolicyField(r *Request, m map[string]any) error {
+	p, err := DecodePolicy(m["policy"])
+	r.Policy = p
+	return err
+}
+
+func checkPolicy(r *Request) error { return r.Policy.Validate() }
+
+func checkEnabled(r *Request) error {
+	if r.Trigger == TriggerAuto && !r.Policy.Enabled {
+		return errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid",
+			map[string]any{"reason": "automatic compaction is disabled by the policy"})
+	}
+	return nil
+}
+
+func decodeFocus(r *Request, m map[string]any) error {
+	if !readStringPtr(m, "focus", &r.Focus) {
+		return invalidRequestBecause("focus must be a string or null")
+	}
+	return nil
+}
+
+func checkFocus(r *Request) error {
+	if r.Focus != nil && (len(*r.Focus) > maxFocusBytes || !utf8.ValidString(*r.Focus)) {
+		return invalidRequestBecause("focus must be valid UTF-8 of at most 2000 bytes")
+	}
+	return nil
+}
+
+func invalidRequestBecause(reason string) *errcode.Error {
+	return errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid", map[string]any{"reason": reason})
+}
+
+func decodeRehydration(r *Request, m map[string]any) error {
+	state, err := NewRehydrationState(m["rehydration_state"])
+	r.RehydrationState = state
+	return err
+}
+
+func checkRehydration(r *Request) error { return r.RehydrationState.Validate() }
+
+func decodePreviousSemantic(r *Request, m map[string]any) error {
+	raw := m["previous_semantic"]
+	if raw == nil {
+		return nil
+	}
+	s, err := semantic.Parse(raw)
+	if err != nil {
+		return asSemanticError(err)
+	}
+	r.PreviousSemantic = s
+	return nil
+}
+
+func checkPreviousSemantic(r *Request) error {
+	if r.PreviousSemantic == nil {
+		return nil
+	}
+	if _, err := semantic.Parse(r.PreviousSemantic.Map()); err != nil {
+		return asSemanticError(err)
+	}
+	return nil
+}
+
+// asSemanticError keeps a typed semantic error and types any other one.
+func asSemanticError(err error) error {
+	if e := errcode.As(err); e != nil {
+		return e
+	}
+	return errcode.Wrap(errcode.InvalidSemantic, "semantic output is invalid", err)
+}
+
+func decodeState(r *Request, m map[string]any) error {
+	if raw, ok := m["anti_thrash"]; ok && raw != nil {
+		s, err := DecodeState(raw)
+		if err != nil {
+			return err
+		}
+		r.AntiThrash = s
+	}
+	if !readIntPtr(m, "new_tokens_since_compaction", &r.NewTokensSinceCompaction) {
+		return stateError("new-token count must be non-negative")
+	}
+	return nil
+}
+
+func checkState(r *Request) error {
+	if err := r.AntiThrash.Validate(); err != nil {
+		return err
+	}
+	if r.NewTokensSinceCompaction != nil && *r.NewTokensSinceCompaction < 0 {
+		return stateError("new-token count must be non-negative")
+	}
+	return nil
+}
+
+func decodeEventsField(r *Request, m map[string]any) error {
+	if raw, ok := m["events_object"]; ok {
+		name, isString := raw.(string)
+		if !isString || !isID(name) {
+			return invalidRequestBecause("events_object must name an object (1..200 bytes)")
+		}
+		r.EventsObject = name
+		return nil
+	}
+	events, err := decodeEventList(m["events"])
+	r.Events = events
+	return err
+}
+
+// decodeEventList converts a decoded JSON array into events, checking shape
+// and JSON types only; values are checked by checkEvents.
+func decodeEventList(raw any) ([]InputEvent, error) {
+	list, ok := raw.([]any)
+	if !ok || len(list) == 0 || len(list) > maxEventsPerRequest {
+		return nil, requestError("compaction event sequence is empty or oversized")
+	}
+	events := make([]InputEvent, len(list))
+	for i, v := range list {
+		e, err := decodeEventShape(v)
+		if err != nil {
+			return nil, err
+		}
+		events[i] = e
+	}
+	return events, nil
+}
+
+func checkEvents(r *Request) error {
+	if r.Events == nil && r.EventsObject != "" {
+		return nil // claim-checked events are validated once loaded
+	}
+	if len(r.Events) == 0 || len(r.Events) > maxEventsPerRequest {
+		return requestError("compaction event sequence is empty or oversized")
+	}
+	for i := range r.Events {
+		if err := r.Events[i].Validate(); err != nil {
+			return err
+		}
+	}
+	return r.checkLane()
+}
+
+// checkLane is the lane rule: one agent, one namespace, strictly increasing
+// ordinals, unique ids, and (Cairn) non-decreasing chat_seq.
+func (r *Request) checkLane() error {
+	ids := make(map[string]struct{}, len(r.Events))
+	for i, e := range r.Events {
+		if e.RunAgentID != r.RunAgentID || e.CheckpointNamespace != r.CheckpointNamespace {
+			return requestError("compaction events are not one ordered lane")
+		}
+		if i > 0 && (e.LaneEventOrdinal <= r.Events[i-1].LaneEventOrdinal || e.ChatSeq < r.Events[i-1].ChatSeq) {
+			return requestError("compaction events are not one ordered lane")
+		}
+		if _, dup := ids[e.EventID]; dup {
+			return requestError("compaction events are not one ordered lane")
+		}
+		ids[e.EventID] = struct{}{}
+	}
+	return nil
+}
+
+func decodeActiveIDs(r *Request, m map[string]any) error {
+	raw, ok := m["active_input_event_ids"]
+	if !ok || raw == nil {
+		return nil
+	}
+	ids, isList := asStringList(raw)
+	if !isList {
+		return requestError("active input event IDs are invalid")
+	}
+	r.ActiveInputEventIDs = ids
+	return nil
+}
+
+func checkActiveIDs(r *Request) error {
+	if r.Events == nil && r.EventsObject != "" {
+		return nil
+	}
+	if len(r.ActiveInputEventIDs) > len(r.Events) {
+		return requestError("active input event IDs are invalid")
+	}
+	present := make(map[string]bool, len(r.Events))
+	for _, e := range r.Events {
+		present[e.EventID] = true
+	}
+	seen := make(map[string]bool, len(r.ActiveInputEventIDs))
+	for _, id := range r.ActiveInputEventIDs {
+		if seen[id] || !present[id] {
+			return requestError("active input event IDs are invalid")
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+func decodeRender(r *Request, m map[string]any) error {
+	if raw, ok := m["render"]; ok && raw != nil {
+		name, isString := raw.(string)
+		if !isString {
+			return invalidRequestBecause("render must name a renderer")
+		}
+		r.Render = name
+	}
+	if raw, ok := m["rendered_request_bytes"]; ok && raw != nil {
+		n, isInt := asInt(raw)
+		if !isInt {
+			return invalidRequestBecause("rendered_request_bytes must be a non-negative integer")
+		}
+		r.RenderedRequestBytes = &n
+	}
+	return nil
+}
+
+func checkRender(r *Request) error {
+	if _, err := RendererFor(r.Render); err != nil {
+		return err
+	}
+	if r.RenderedRequestBytes != nil && *r.RenderedRequestBytes < 0 {
+		return invalidRequestBecause("rendered_request_bytes must be a non-negative integer")
+	}
+	return nil
+}
+
+func decodeOutputTokens(r *Request, m map[string]any) error {
+	if raw, ok := m["requested_max_output_tokens"]; ok && raw != nil {
+		n, isInt := asInt(raw)
+		if !isInt {
+			return invalidRequestBecause("requested_max_output_tokens must be a non-negative integer")
+		}
+		r.RequestedMaxOutputTokens = n
+	}
+	return nil
+}
+
+func checkOutputTokens(r *Request) error {
+	if r.RequestedMaxOutputTokens < 0 {
+		return invalidRequestBecause("requested_max_output_tokens must be a non-negative integer")
+	}
+	return nil
+}
+
+// decodeFlags reads structural_pressure and the wire-only fields that need
+// no cross-checks (deadline_at, scope, harvest).
+func decodeFlags(r *Request, m map[string]any) error {
+	if raw, ok := m["structural_pressure"]; ok && raw != nil {
+		b, isBool := raw.(bool)
+		if !isBool {
+			return invalidRequestBecause("structural_pressure must be a boolean")
+		}
+		r.StructuralPressure = b
+	}
+	if raw, ok := m["harvest"]; ok && raw != nil {
+		b, isBool := raw.(bool)
+		if !isBool {
+			return invalidRequestBecause("harvest must be a boolean")
+		}
+		r.Harvest = &b
+	}
+	if raw, ok := m["deadline_at"]; ok && raw != nil {
+		s, isString := raw.(string)
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if !isString || err != nil {
+			return invalidRequestBecause("deadline_at must be an RFC 3339 time or null")
+		}
+		r.DeadlineAt = &t
+	}
+	if raw, ok := m["scope"]; ok && raw != nil {
+		scope, err := decodeScope(raw)
+		if err != nil {
+			return err
+		}
+		r.Scope = scope
+	}
+	return nil
+}
+
+func checkFlags(r *Request) error {
+	if r.Scope != nil && (!isNamespace(r.Scope.Kind) || !isNamespace(r.Scope.ID)) {
+		return invalidRequestBecause("scope must be {\"kind\": string, \"id\": string}")
+	}
+	return nil
+}
+
+func decodeScope(raw any) (*Scope, error) {
+	m, ok := raw.(map[string]any)
+	if !ok || len(unknownKeys(m, keySet("kind", "id"))) > 0 {
+		return nil, invalidRequestBecause("scope must be {\"kind\": string, \"id\": string}")
+	}
+	kind, ok1 := m["kind"].(string)
+	id, ok2 := m["id"].(string)
+	if !ok1 || !ok2 {
+		return nil, invalidRequestBecause("scope must be {\"kind\": string, \"id\": string}")
+	}
+	return &Scope{Kind: kind, ID: id}, nil
+}
+
+var accountingFields = keySet("method", "profile_hash", "reported_input_tokens", "category_bytes",
+	"reported_usage_baseline", "component_descriptors")
+
+func decodeAccounting(r *Request, m map[string]any) error {
+	raw, ok := m["accounting"]
+	if !ok || raw == nil {
+		return nil
+	}
+	a, isMap := raw.(map[string]any)
+	if !isMap {
+		return invalidRequestBecause("accounting must be an object")
+	}
+	if unknown := unknownKeys(a, accountingFields); len(unknown) > 0 {
+		return errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid",
+			map[string]any{"reason": "unknown accounting fields", "fields": stringsToAny(unknown)})
+	}
+	var method *string
+	if !readStringPtr(a, "method", &method) {
+		return invalidRequestBecause("accounting method must be a string")
+	}
+	if method != nil {
+		r.Accounting.Method = *method
+	}
+	if !readStringPtr(a, "profile_hash", &r.Accounting.ProfileHash) {
+		return stateError("accounting identity is invalid")
+	}
+	if !readInt(a, "reported_input_tokens", &r.Accounting.ReportedInputTokens) && a["reported_input_tokens"] != nil {
+		return errcode.New(errcode.InvalidContextBudget, "reported usage must be a non-negative integer")
+	}
+	categories, err := decodeCategories(a["category_bytes"])
+	if err != nil {
+		return err
+	}
+	r.Accounting.CategoryBytes = categories
+	r.Accounting.ReportedUsageBaseline = a["reported_usage_baseline"]
+	r.Accounting.ComponentDescriptors = a["component_descriptors"]
+	return nil
+}
+
+func decodeCategories(raw any) (map[string]int64, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, errcode.New(errcode.InvalidContextBudget, "categories must be a map")
+	}
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		n, isInt := asInt(v)
+		if !isInt || n < 0 {
+			return nil, errcode.New(errcode.InvalidContextBudget, "category costs must be non-negative integers")
+		}
+		out[k] = n
+	}
+	return out, nil
+}
+
+// DecodeEvents decodes the claim-checked events of a request (a JSON array
+// of InputEvents, 1..10 000) and validates each event. Lane rules are checked
+// by Request.Validate once the events are set. Errors are *errcode.Error.
+func DecodeEvents(data []byte) ([]InputEvent, error) {
+	v, err := canonical.Decode(data)
+	if err != nil {
+		return nil, errcode.Wrap(errcode.InvalidRequest, "compaction events are not JSON", err)
+	}
+	events, err := decodeEventList(v)
+	if err != nil {
+		return nil, err
+	}
+	for i := range events {
+		if err := events[i].Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return events, nil
+}
+
+// Map returns the request's wire form (Request v1 JSON object).
+func (r *Request) Map() map[string]any {
+	m := map[string]any{
+		"v": int64(RequestVersion), "request_id": r.RequestID, "trigger": r.Trigger,
+		"thread_id": r.ThreadID, "run_id": r.RunID, "root_turn_id": r.RootTurnID,
+		"run_agent_id": r.RunAgentID, "provider_connection_id": r.ProviderConnectionID,
+		"checkpoint_namespace": r.CheckpointNamespace, "destination_identity_hash": r.DestinationIdentityHash,
+		"parent_checkpoint_id": stringOrNil(r.ParentCheckpointID), "model_profile": r.ModelProfile.Map(),
+		"requested_max_output_tokens": r.RequestedMaxOutputTokens,
+		"active_input_event_ids":      stringsOrEmpty(r.ActiveInputEventIDs),
+		"previous_semantic":           semanticValue(r.PreviousSemantic),
+		"rehydration_state":           r.RehydrationState.Data,
+		"policy":                      r.Policy.Map(),
+		"focus":                       stringOrNil(r.Focus),
+		"structural_pressure":         r.StructuralPressure,
+		"anti_thrash":                 r.AntiThrash.Map(),
+	}
+	if r.Render != "" {
+		m["render"] = r.Render
+	}
+	if r.RenderedRequestBytes != nil {
+		m["rendered_request_bytes"] = *r.RenderedRequestBytes
+	}
+	if r.EventsObject != "" && r.Events == nil {
+		m["events_object"] = r.EventsObject
+	} else {
+		m["events"] = eventList(r.Events)
+	}
+	if a := r.Accounting.Map(); len(a) > 0 {
+		m["accounting"] = a
+	}
+	if r.NewTokensSinceCompaction != nil {
+		m["new_tokens_since_compaction"] = *r.NewTokensSinceCompaction
+	}
+	if r.DeadlineAt != nil {
+		m["deadline_at"] = r.DeadlineAt.UTC().Format(time.RFC3339Nano)
+	}
+	if r.Scope != nil {
+		m["scope"] = map[string]any{"kind": r.Scope.Kind, "id": r.Scope.ID}
+	}
+	if r.Harvest != nil {
+		m["harvest"] = *r.Harvest
+	}
+	return m
+}
+
+func eventList(events []InputEvent) []any {
+	out := make([]any, len(events))
+	for i, e := range events {
+		out[i] = e.Map()
+	}
+	return out
+}
+
+// Map returns the accounting object's wire form, omitting unset fields.
+func (a Accounting) Map() map[string]any {
+	m := map[string]any{}
+	if a.Method != "" {
+		m["method"] = a.Method
+	}
+	if a.ProfileHash != nil {
+		m["profile_hash"] = *a.ProfileHash
+	}
+	if a.ReportedInputTokens != 0 {
+		m["reported_input_tokens"] = a.ReportedInputTokens
+	}
+	if a.CategoryBytes != nil {
+		m["category_bytes"] = a.CategoryBytes
+	}
+	if a.ReportedUsageBaseline != nil {
+		m["reported_usage_baseline"] = a.ReportedUsageBaseline
+	}
+	if a.ComponentDescriptors != nil {
+		m["component_descriptors"] = a.ComponentDescriptors
+	}
+	return m
+}

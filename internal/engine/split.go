@@ -1,0 +1,108 @@
+package engine
+
+import "math"
+
+// SplitTail chooses the cut point of a lane (engine.md 9.6): tail is the
+// recent suffix kept verbatim, prefix the older part to summarize. It is
+// deterministic and linear in the lane. The tail is never empty for a
+// non-empty lane; it holds at least the newest event, every protected event
+// (active input, Protected, the last two user events) and everything after
+// the oldest of them. Tool-pair expansion is one pass: an event older than
+// the budget/protection cut that shares a tool call id with an event at or
+// after that cut pulls the cut back to it. Finally a cut landing on a tool
+// event moves back to the nearest older non-tool event, if any.
+func SplitTail(events []InputEvent, budget int64, activeIDs []string) (prefix, tail []InputEvent) {
+	cut := cutIndex(events, budget, activeIDs)
+	return events[:cut], events[cut:]
+}
+
+func cutIndex(events []InputEvent, budget int64, activeIDs []string) int {
+	if len(events) == 0 {
+		return 0
+	}
+	cut := min(budgetFirst(events, budget), protectedFirst(events, activeIDs))
+	cut = expandToolPairs(events, cut)
+	return safeBoundary(events, cut)
+}
+
+// budgetFirst scans from the newest event back, adding events while they fit
+// the budget (the newest always), and returns the index of the oldest added.
+// The first event that does not fit closes the scan.
+func budgetFirst(events []InputEvent, budget int64) int {
+	first := len(events) - 1
+	var total int64
+	for i := len(events) - 1; i >= 0; i-- {
+		cost, err := events[i].EstimatedTokens()
+		if err != nil {
+			cost = math.MaxInt64 // an unmeasurable event never fits
+		}
+		if i == len(events)-1 {
+			total = cost
+			continue
+		}
+		if cost > budget-total {
+			break
+		}
+		total += cost
+		first = i
+	}
+	return first
+}
+
+// protectedFirst returns the index of the oldest protected event, or
+// len(events) if there is none.
+func protectedFirst(events []InputEvent, activeIDs []string) int {
+	active := make(map[string]bool, len(activeIDs))
+	for _, id := range activeIDs {
+		active[id] = true
+	}
+	lastUsers := make(map[int]bool, 2)
+	for i := len(events) - 1; i >= 0 && len(lastUsers) < 2; i-- {
+		if events[i].Role == RoleUser {
+			lastUsers[i] = true
+		}
+	}
+	for i, e := range events {
+		if e.Protected || active[e.EventID] || lastUsers[i] {
+			return i
+		}
+	}
+	return len(events)
+}
+
+// expandToolPairs moves cut back to the first event that shares a tool call
+// id with any event at or after cut (single pass).
+func expandToolPairs(events []InputEvent, cut int) int {
+	retained := map[string]bool{}
+	for _, e := range events[cut:] {
+		for _, id := range e.callIDs() {
+			retained[id] = true
+		}
+	}
+	if len(retained) == 0 {
+		return cut
+	}
+	for i := 0; i < cut; i++ {
+		for _, id := range events[i].callIDs() {
+			if retained[id] {
+				return i
+			}
+		}
+	}
+	return cut
+}
+
+// safeBoundary keeps the tail from starting with a tool result: a cut on a
+// tool event moves back to the nearest non-tool event; if every event up to
+// the cut is a tool event the cut stays.
+func safeBoundary(events []InputEvent, cut int) int {
+	if cut >= len(events) || events[cut].Role != RoleTool {
+		return cut
+	}
+	for i := cut; i >= 0; i-- {
+		if events[i].Role != RoleTool {
+			return i
+		}
+	}
+	return cut
+}

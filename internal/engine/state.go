@@ -1,0 +1,329 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// Accounting methods of a ContextBudget.
+const (
+	MethodConservativeUTF8     = "conservative_utf8"
+	MethodLocalTokenizer       = "local_tokenizer_v1"
+	MethodReportedUsageDeltaV2 = "reported_usage_delta_v2"
+)
+
+// Triggers of a compaction request.
+const (
+	TriggerAuto                 = "auto"
+	TriggerManual               = "manual"
+	TriggerOverflow             = "overflow"
+	TriggerModelSwitchPreflight = "model_switch_preflight"
+)
+
+// Suppression reasons reported in a skipped Result.
+const (
+	SuppressionCancellationPending   = "cancellation_pending"
+	SuppressionAutomaticLimit        = "automatic_limit"
+	SuppressionInsufficientNewTokens = "insufficient_new_tokens"
+	SuppressionRapidRefill           = "rapid_refill"
+	SuppressionBelowTrigger          = "below_trigger"
+)
+
+func isTrigger(s string) bool {
+	return s == TriggerAuto || s == TriggerManual || s == TriggerOverflow || s == TriggerModelSwitchPreflight
+}
+
+func isMethod(s string) bool {
+	return s == MethodConservativeUTF8 || s == MethodLocalTokenizer || s == MethodReportedUsageDeltaV2
+}
+
+// State is a lane's automatic-compaction (anti-thrash) state (engine.md 6.4).
+// It is a value: every operation returns a new State. The zero value is the
+// state of a new lane.
+type State struct {
+	SuccessfulAutoCompactions         int64   `json:"successful_auto_compactions"`
+	LastCompactionLaneEventOrdinal    *int64  `json:"last_compaction_lane_event_ordinal"`
+	LastCompactionTokensAfter         *int64  `json:"last_compaction_tokens_after"`
+	NewTokensSinceCompaction          int64   `json:"new_tokens_since_compaction"`
+	OverflowRetryUsed                 bool    `json:"overflow_retry_used"`
+	ConsecutiveIneffectiveCompactions int64   `json:"consecutive_ineffective_compactions"`
+	CancellationPending               bool    `json:"cancellation_pending"`
+	AccountingMethod                  *string `json:"accounting_method"`
+	AccountingVersion                 *int64  `json:"accounting_version"`
+	AccountingProfileHash             *string `json:"accounting_profile_hash"`
+}
+
+// AccountingIdentity names the units a lane's token numbers are in.
+type AccountingIdentity struct {
+	Method      string
+	Version     int64
+	ProfileHash *string
+}
+
+func stateError(message string) *errcode.Error { return errcode.New(errcode.InvalidState, message) }
+
+func (id AccountingIdentity) valid() bool {
+	return isMethod(id.Method) && id.Version > 0 && (id.ProfileHash == nil || isHash64(*id.ProfileHash))
+}
+
+// Validate checks field bounds and the accounting triple. Errors are
+// invalid_compaction_state.
+func (s State) Validate() error {
+	if s.SuccessfulAutoCompactions < 0 || s.NewTokensSinceCompaction < 0 || s.ConsecutiveIneffectiveCompactions < 0 ||
+		negative(s.LastCompactionLaneEventOrdinal) || negative(s.LastCompactionTokensAfter) {
+		return stateError("compaction state is invalid")
+	}
+	if s.AccountingMethod == nil && s.AccountingVersion == nil && s.AccountingProfileHash == nil {
+		return nil
+	}
+	if s.AccountingMethod == nil || !isMethod(*s.AccountingMethod) {
+		return stateError("compaction state accounting method is invalid")
+	}
+	if s.AccountingVersion == nil || *s.AccountingVersion <= 0 ||
+		(s.AccountingProfileHash != nil && !isHash64(*s.AccountingProfileHash)) {
+		return stateError("compaction state is invalid")
+	}
+	return nil
+}
+
+func negative(n *int64) bool { return n != nil && *n < 0 }
+
+// AutoSuppression returns the first reason an automatic compaction must not
+// run, or "" if none applies.
+func (s State) AutoSuppression(p Policy) string {
+	switch {
+	case s.CancellationPending:
+		return SuppressionCancellationPending
+	case s.SuccessfulAutoCompactions >= p.MaximumAutoCompactionsPerRootTurn:
+		return SuppressionAutomaticLimit
+	case s.LastCompactionLaneEventOrdinal != nil && s.NewTokensSinceCompaction < p.MinimumNewTokensBeforeRecompact:
+		return SuppressionInsufficientNewTokens
+	case s.ConsecutiveIneffectiveCompactions > 0 && s.NewTokensSinceCompaction == 0:
+		return SuppressionRapidRefill
+	}
+	return ""
+}
+
+// ObserveNewTokens replaces (does not add to) the count of tokens the lane
+// gained since its last compaction.
+func (s State) ObserveNewTokens(n int64) (State, error) {
+	if n < 0 {
+		return s, stateError("new-token count must be non-negative")
+	}
+	s.NewTokensSinceCompaction = n
+	return s, nil
+}
+
+// RebaseAccounting moves the state to a new accounting identity. When the
+// identity differs from the stored one, the unit-dependent fields are reset;
+// counters that do not depend on units are kept.
+func (s State) RebaseAccounting(id AccountingIdentity) (State, error) {
+	if !id.valid() {
+		return s, stateError("accounting identity is invalid")
+	}
+	if s.sameIdentity(id) {
+		return s, nil
+	}
+	s.LastCompactionLaneEventOrdinal = nil
+	s.LastCompactionTokensAfter = nil
+	s.NewTokensSinceCompaction = 0
+	s.ConsecutiveIneffectiveCompactions = 0
+	s.AccountingMethod = ptr(id.Method)
+	s.AccountingVersion = ptr(id.Version)
+	s.AccountingProfileHash = nil
+	if id.ProfileHash != nil {
+		s.AccountingProfileHash = ptr(*id.ProfileHash)
+	}
+	return s, nil
+}
+
+func (s State) sameIdentity(id AccountingIdentity) bool {
+	if s.AccountingMethod == nil || *s.AccountingMethod != id.Method ||
+		s.AccountingVersion == nil || *s.AccountingVersion != id.Version {
+		return false
+	}
+	if s.AccountingProfileHash == nil || id.ProfileHash == nil {
+		return s.AccountingProfileHash == nil && id.ProfileHash == nil
+	}
+	return *s.AccountingProfileHash == *id.ProfileHash
+}
+
+// RecordSuccess records a checkpoint that the caller durably activated. Call
+// it only after activation.
+func (s State) RecordSuccess(trigger string, laneOrdinal, tokensAfter int64) (State, error) {
+	if !isTrigger(trigger) || laneOrdinal < 0 || tokensAfter < 0 {
+		return s, stateError("successful compaction evidence is invalid")
+	}
+	if trigger == TriggerAuto {
+		s.SuccessfulAutoCompactions++
+	}
+	s.LastCompactionLaneEventOrdinal = ptr(laneOrdinal)
+	s.LastCompactionTokensAfter = ptr(tokensAfter)
+	s.NewTokensSinceCompaction = 0
+	s.OverflowRetryUsed = s.OverflowRetryUsed || trigger == TriggerOverflow
+	s.ConsecutiveIneffectiveCompactions = 0
+	return s, nil
+}
+
+var stateFields = keySet("successful_auto_compactions", "last_compaction_lane_event_ordinal",
+	"last_compaction_tokens_after", "new_tokens_since_compaction", "overflow_retry_used",
+	"consecutive_ineffective_compactions", "cancellation_pending", "accounting_method",
+	"accounting_version", "accounting_profile_hash")
+
+// DecodeState builds a State from its persisted JSON object (string method
+// names; nulls for absent values) and validates it. Absent fields take their
+// defaults. Every error is invalid_compaction_state.
+func DecodeState(v any) (State, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return State{}, stateError("compaction state must be a map")
+	}
+	if unknown := unknownKeys(m, stateFields); len(unknown) > 0 {
+		return State{}, errcode.WithDetails(errcode.InvalidState, "compaction state has unknown fields",
+			map[string]any{"fields": stringsToAny(unknown)})
+	}
+	var s State
+	ok = readInt(m, "successful_auto_compactions", &s.SuccessfulAutoCompactions) &&
+		readInt(m, "new_tokens_since_compaction", &s.NewTokensSinceCompaction) &&
+		readInt(m, "consecutive_ineffective_compactions", &s.ConsecutiveIneffectiveCompactions) &&
+		readIntPtr(m, "last_compaction_lane_event_ordinal", &s.LastCompactionLaneEventOrdinal) &&
+		readIntPtr(m, "last_compaction_tokens_after", &s.LastCompactionTokensAfter) &&
+		readBool(m, "overflow_retry_used", &s.OverflowRetryUsed) &&
+		readBool(m, "cancellation_pending", &s.CancellationPending)
+	if !ok {
+		return State{}, stateError("compaction state is invalid")
+	}
+	if !readStringPtr(m, "accounting_method", &s.AccountingMethod) {
+		return State{}, stateError("compaction state accounting method is invalid")
+	}
+	if !readIntPtr(m, "accounting_version", &s.AccountingVersion) ||
+		!readStringPtr(m, "accounting_profile_hash", &s.AccountingProfileHash) {
+		return State{}, stateError("compaction state is invalid")
+	}
+	return s, s.Validate()
+}
+
+func readInt(m map[string]any, key string, dst *int64) bool {
+	raw, present := m[key]
+	if !present {
+		return true
+	}
+	n, ok := asInt(raw)
+	*dst = n
+	return ok
+}
+
+func readIntPtr(m map[string]any, key string, dst **int64) bool {
+	raw, present := m[key]
+	if !present || raw == nil {
+		return true
+	}
+	n, ok := asInt(raw)
+	*dst = &n
+	return ok
+}
+
+func readBool(m map[string]any, key string, dst *bool) bool {
+	raw, present := m[key]
+	if !present {
+		return true
+	}
+	b, ok := raw.(bool)
+	*dst = b
+	return ok
+}
+
+func readStringPtr(m map[string]any, key string, dst **string) bool {
+	raw, present := m[key]
+	if !present || raw == nil {
+		return true
+	}
+	s, ok := raw.(string)
+	*dst = &s
+	return ok
+}
+
+// Map returns the persisted form of the state (string method, nulls).
+func (s State) Map() map[string]any {
+	return map[string]any{
+		"successful_auto_compactions":         s.SuccessfulAutoCompactions,
+		"last_compaction_lane_event_ordinal":  intPtrValue(s.LastCompactionLaneEventOrdinal),
+		"last_compaction_tokens_after":        intPtrValue(s.LastCompactionTokensAfter),
+		"new_tokens_since_compaction":         s.NewTokensSinceCompaction,
+		"overflow_retry_used":                 s.OverflowRetryUsed,
+		"consecutive_ineffective_compactions": s.ConsecutiveIneffectiveCompactions,
+		"cancellation_pending":                s.CancellationPending,
+		"accounting_method":                   stringOrNil(s.AccountingMethod),
+		"accounting_version":                  intPtrValue(s.AccountingVersion),
+		"accounting_profile_hash":             stringOrNil(s.AccountingProfileHash),
+	}
+}
+
+func intPtrValue(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+// MarshalJSON writes the persisted form canonically.
+func (s State) MarshalJSON() ([]byte, error) { return canonical.Encode(s.Map()) }
+
+// UnmarshalJSON reads the persisted form, rejecting duplicate and unknown keys.
+func (s *State) UnmarshalJSON(data []byte) error {
+	v, err := canonical.Decode(data)
+	if err != nil {
+		return errcode.Wrap(errcode.InvalidState, "compaction state has duplicate fields or is not JSON", err)
+	}
+	decoded, err := DecodeState(v)
+	if err != nil {
+		return err
+	}
+	*s = decoded
+	return nil
+}
+
+var (
+	_ json.Marshaler   = State{}
+	_ json.Unmarshaler = (*State)(nil)
+)
+
+// RehydrationState is exact continuation data (todo revisions, workspace
+// revisions) that the checkpoint carries verbatim (engine.md 6.3).
+type RehydrationState struct {
+	Data map[string]any
+	Hash string
+}
+
+func rehydrationError(message string) *errcode.Error {
+	return errcode.New(errcode.InvalidRehydrationState, message)
+}
+
+// NewRehydrationState hashes raw data and validates it. Errors are
+// invalid_rehydration_state.
+func NewRehydrationState(data any) (RehydrationState, error) {
+	m, ok := data.(map[string]any)
+	if !ok {
+		return RehydrationState{}, rehydrationError("rehydration state must be a map")
+	}
+	hash, err := canonical.Hash(m)
+	if err != nil {
+		return RehydrationState{}, rehydrationError("rehydration state is invalid")
+	}
+	r := RehydrationState{Data: m, Hash: hash}
+	return r, r.Validate()
+}
+
+// Validate checks that Data is canonical, at most 1 MiB encoded, and hashes to Hash.
+func (r RehydrationState) Validate() error {
+	if r.Data == nil {
+		return rehydrationError("rehydration state must be a map")
+	}
+	encoded, err := canonical.Encode(r.Data)
+	if err != nil || len(encoded) > maxRehydrationBytes || canonical.HashBytes(encoded) != r.Hash {
+		return rehydrationError("rehydration state is invalid")
+	}
+	return nil
+}
