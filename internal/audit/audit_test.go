@@ -54,8 +54,8 @@ func (f *fixture) activate(t *testing.T, lane lanes.Lane, n int) {
 			t.Fatal(err)
 		}
 		ev := events.Activated{
-			Header:       events.Header{V: 1, EventID: id + ":activated", Kind: events.KindActivated, RequestID: id, RunAgentID: lane.RunAgentID, CheckpointNamespace: lane.CheckpointNamespace},
-			Status:       "compacted", CheckpointID: id, Generation: gen, CheckpointHash: hash, Checkpoint: body,
+			Header: events.Header{V: 1, EventID: id + ":activated", Kind: events.KindActivated, RequestID: id, RunAgentID: lane.RunAgentID, CheckpointNamespace: lane.CheckpointNamespace},
+			Status: "compacted", CheckpointID: id, Generation: gen, CheckpointHash: hash, Checkpoint: body,
 			ParentCheckpointID: strPtr(parentID), ParentCheckpointHash: strPtr(parentHash),
 		}
 		data, _ := json.Marshal(ev)
