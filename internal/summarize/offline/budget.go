@@ -1,0 +1,267 @@
+package offline
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/semantic"
+)
+
+// List bounds of engine.md 6.5.
+const (
+	boundObjective = 8
+	boundRequests  = 64
+	boundList      = 64  // constraints, decisions, errors, active/blocked/pending progress
+	boundLong      = 128 // completed progress, critical_context, artifact_refs
+)
+
+// ccEntryBytes is the target size of one packed critical_context entry.
+const ccEntryBytes = 1000
+
+// budget is the size the output is trimmed to: Ratio of the chunk's source
+// text plus the previous semantic, at least MinBytes, at most MaxBytes, and
+// no more than about four bytes per allowed output token.
+func budget(o Options, p engine.Payload, sourceBytes int) int {
+	b := int(o.Ratio * float64(sourceBytes))
+	if p.PreviousSemantic != nil {
+		b += jsonSize(p.PreviousSemantic)
+	}
+	b = max(b, o.MinBytes)
+	if p.MaximumOutputTokens > 0 {
+		b = min(b, max(4*p.MaximumOutputTokens, minBudget))
+	}
+	return min(b, o.MaxBytes)
+}
+
+// output is the draft flattened into bounded lists, with critical_context
+// kept as identifiers until the end so it can be trimmed one at a time.
+type output struct {
+	s        *semantic.Semantic
+	ids      []*ident // oldest first
+	otherCC  []semantic.Sourced
+	maxCites int
+}
+
+func (d *draft) output() *output {
+	reqs := slices.Clone(d.carriedReqs)
+	for _, r := range d.requests {
+		reqs = append(reqs, r.entry)
+	}
+	errs := make([]semantic.ErrorEntry, len(d.errors))
+	for i, e := range d.errors {
+		errs[i] = *e
+	}
+	s := &semantic.Semantic{
+		Version:      semantic.Version,
+		Objective:    newest(unique(d.objective.list()), boundObjective),
+		UserRequests: newest(unique(reqs), boundRequests),
+		Constraints:  newest(unique(d.constraints.list()), boundList),
+		Decisions:    newest(unique(d.decisions.list()), boundList),
+		Progress: semantic.Progress{
+			Completed: newest(unique(d.completed.list()), boundLong),
+			Active:    newest(unique(d.active.list()), boundList),
+			Blocked:   newest(unique(d.blocked.list()), boundList),
+			Pending:   newest(unique(d.pending), boundList),
+		},
+		Errors:       newest(unique(errs), boundList),
+		ArtifactRefs: newest(unique(d.artifacts.list()), boundLong),
+	}
+	return &output{s: s, ids: d.ids.list(), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations}
+}
+
+// newest keeps the last n entries, dropping the oldest.
+func newest[T any](list []T, n int) []T {
+	if list == nil {
+		return []T{}
+	}
+	if len(list) > n {
+		return list[len(list)-n:]
+	}
+	return list
+}
+
+// unique drops entries equal to an earlier one; the validator rejects a list
+// with two identical entries. Equal JSON of the same struct type means equal
+// canonical encodings.
+func unique[T any](list []T) []T {
+	seen := make(map[string]bool, len(list))
+	out := make([]T, 0, len(list))
+	for _, e := range list {
+		data, err := json.Marshal(e)
+		if err != nil || seen[string(data)] {
+			continue
+		}
+		seen[string(data)] = true
+		out = append(out, e)
+	}
+	return out
+}
+
+// semantic returns the final value with critical_context packed.
+func (o *output) semantic() *semantic.Semantic {
+	o.s.CriticalContext = newest(append(slices.Clone(o.otherCC), pack(o.ids, o.maxCites)...), boundLong)
+	return o.s
+}
+
+// pack groups identifiers by kind into entries of about ccEntryBytes: a
+// header line ("Files:") and one identifier per line, citing the newest
+// events that mention them.
+func pack(ids []*ident, maxCites int) []semantic.Sourced {
+	var byKind [kindCount][]*ident
+	for _, id := range ids {
+		byKind[id.kind] = append(byKind[id.kind], id)
+	}
+	var out []semantic.Sourced
+	for k, list := range byKind {
+		for len(list) > 0 {
+			var text strings.Builder
+			text.WriteString(kindHeaders[k])
+			var cites []string
+			n := 0
+			for n < len(list) && (n == 0 || text.Len()+1+len(list[n].text) <= ccEntryBytes) {
+				text.WriteString("\n" + list[n].text)
+				cites = cite(cites, list[n].eventID, maxCites)
+				n++
+			}
+			out = append(out, semantic.Sourced{Text: clip(text.String(), maxSchemaText), SourceEventIDs: cites})
+			list = list[n:]
+		}
+	}
+	return out
+}
+
+// jsonSize is the length of v's JSON encoding without HTML escaping. For the
+// semantic types it is never less than the canonical encoding: the same keys
+// and values, with escapes at least as long.
+func jsonSize(v any) int {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return 0
+	}
+	return buf.Len() - 1 // Encode appends a newline
+}
+
+// maxTrimRounds bounds the measure-and-shed rounds before the last resort.
+const maxTrimRounds = 64
+
+// trim sheds entries, least important and oldest first, until the output's
+// JSON fits the budget.
+func trim(o *output, budget int) {
+	ladder := o.ladder()
+	for range maxTrimRounds {
+		size := jsonSize(o.semantic())
+		if size <= budget {
+			return
+		}
+		if !o.shed(ladder, size-budget) {
+			break
+		}
+	}
+	if jsonSize(o.semantic()) > budget {
+		o.clear()
+	}
+}
+
+// shed drops entries until their estimated size covers excess; it reports
+// whether anything was dropped.
+func (o *output) shed(ladder []func() int, excess int) bool {
+	freed, any := 0, false
+	for freed < excess {
+		progressed := false
+		for _, step := range ladder {
+			if f := step(); f > 0 {
+				freed += f
+				progressed, any = true, true
+				break
+			}
+		}
+		if !progressed {
+			break
+		}
+	}
+	return any
+}
+
+// clear is the last resort: an empty semantic is always valid.
+func (o *output) clear() {
+	cov := o.s.Coverage
+	*o.s = semantic.Semantic{
+		Version: semantic.Version, Objective: []semantic.Sourced{}, UserRequests: []semantic.UserRequest{},
+		Constraints: []semantic.Sourced{}, Decisions: []semantic.Decision{},
+		Progress: semantic.Progress{
+			Completed: []semantic.ProgressItem{}, Active: []semantic.ProgressItem{},
+			Blocked: []semantic.ProgressItem{}, Pending: []semantic.ProgressItem{},
+		},
+		Errors: []semantic.ErrorEntry{}, ArtifactRefs: []semantic.ArtifactRef{}, Coverage: cov,
+	}
+	o.ids, o.otherCC = nil, nil
+}
+
+// ladder lists the trimming steps in order of expendability. Each step drops
+// the oldest entry of one list if that list is above its floor and returns
+// the bytes it freed (0 when it had nothing to drop). The first rungs keep a
+// few entries of every list; the later ones may empty them.
+func (o *output) ladder() []func() int {
+	s := o.s
+	settled := func(r semantic.UserRequest) bool { return r.Status != "active" }
+	resolved := func(e semantic.ErrorEntry) bool { return e.Status == "resolved" }
+	rungs := func(floor func(int) int) []func() int {
+		return []func() int{
+			dropOldest(&s.Progress.Completed, floor(6), nil),
+			dropOldest(&s.Errors, floor(4), resolved),
+			dropOldest(&s.UserRequests, floor(6), settled),
+			dropOldest(&s.Progress.Pending, floor(2), nil),
+			dropOldest(&s.Progress.Active, floor(2), nil),
+			dropOldest(&s.Progress.Blocked, floor(2), nil),
+			dropOldest(&s.Decisions, floor(6), nil),
+			dropOldest(&s.ArtifactRefs, floor(8), nil),
+			dropOldest(&s.Objective, floor(2), nil),
+			dropOldest(&o.otherCC, floor(4), nil),
+			dropOldest(&s.Constraints, floor(8), nil),
+			dropOldest(&s.Errors, floor(4), nil),
+			o.dropIdentifier(floor(24)),
+			dropOldest(&s.UserRequests, floor(4), nil),
+		}
+	}
+	keep := func(n int) int { return n }
+	none := func(int) int { return 0 }
+	return append(rungs(keep), rungs(none)...)
+}
+
+// dropOldest returns a step removing the oldest entry of *list that matches
+// (any entry when match is nil), while more than floor such entries remain.
+func dropOldest[T any](list *[]T, floor int, match func(T) bool) func() int {
+	return func() int {
+		count, first := 0, -1
+		for i, e := range *list {
+			if match == nil || match(e) {
+				if first < 0 {
+					first = i
+				}
+				count++
+			}
+		}
+		if count <= floor || first < 0 {
+			return 0
+		}
+		freed := jsonSize((*list)[first]) + 1
+		*list = slices.Delete(*list, first, first+1)
+		return freed
+	}
+}
+
+func (o *output) dropIdentifier(floor int) func() int {
+	return func() int {
+		if len(o.ids) <= floor {
+			return 0
+		}
+		freed := len(o.ids[0].text) + 1
+		o.ids = o.ids[1:]
+		return freed
+	}
+}

@@ -1,0 +1,587 @@
+package offline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/redact"
+	"github.com/cairnhq/cairn/internal/semantic"
+)
+
+// Progress texts end with these suffixes so a later chunk can find the tool
+// call an item is about.
+const (
+	suffixAwaiting = ": awaiting result"
+	suffixFailing  = ": failing"
+	suffixOK       = ": succeeded"
+	failedInfix    = " failed: "
+)
+
+// minExcerpt is the shortest excerpt worth keeping in front of a secret; a
+// shorter one becomes a secret-omission record instead.
+const minExcerpt = 16
+
+// shortExcerpt is the length below which an excerpt takes in the next
+// sentence too: "Fix it." says little without what follows.
+const shortExcerpt = 80
+
+// ctxCheckEvery is how many events pass between context checks.
+const ctxCheckEvery = 512
+
+// draft is a semantic under construction: carried entries first, then what
+// this chunk adds, each list ordered oldest first.
+type draft struct {
+	o Options
+
+	objective   *ordered[semantic.Sourced]
+	carriedReqs []semantic.UserRequest
+	requests    []request
+	constraints *ordered[semantic.Sourced]
+	decisions   *ordered[semantic.Decision]
+	completed   *ordered[semantic.ProgressItem]
+	active      *ordered[semantic.ProgressItem] // keyed by call label
+	blocked     *ordered[semantic.ProgressItem] // keyed by call label
+	pending     []semantic.ProgressItem
+	errors      []*semantic.ErrorEntry
+	openErrors  map[string]*semantic.ErrorEntry // by call label
+	artifacts   *ordered[semantic.ArtifactRef]
+	ids         *tracker
+	otherCC     []semantic.Sourced // carried critical_context not in Cairn's format
+
+	calls       map[string]call // by call_id, this chunk
+	sourceBytes int
+	position    int   // index of the event being read
+	completions []int // positions of assistant events that report completion
+	verified    []string
+}
+
+// request is a new user request and where it sits in the chunk.
+type request struct {
+	entry     semantic.UserRequest
+	position  int
+	supersede bool // its text takes back the request before it
+}
+
+// call is an assistant tool call seen in this chunk.
+type call struct {
+	label   string
+	eventID string
+}
+
+// summarizeDraft reads the chunk in order and returns the merged draft.
+func summarizeDraft(ctx context.Context, o Options, p engine.Payload) (*draft, error) {
+	d := newDraft(o, p.PreviousSemantic)
+	for i := range p.Events {
+		if i%ctxCheckEvery == ctxCheckEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		d.position = i
+		d.event(&p.Events[i])
+	}
+	d.settleRequests()
+	return d, nil
+}
+
+func newDraft(o Options, prev *semantic.Semantic) *draft {
+	d := &draft{
+		o:           o,
+		objective:   newOrdered[semantic.Sourced](),
+		constraints: newOrdered[semantic.Sourced](),
+		decisions:   newOrdered[semantic.Decision](),
+		completed:   newOrdered[semantic.ProgressItem](),
+		active:      newOrdered[semantic.ProgressItem](),
+		blocked:     newOrdered[semantic.ProgressItem](),
+		openErrors:  map[string]*semantic.ErrorEntry{},
+		artifacts:   newOrdered[semantic.ArtifactRef](),
+		ids:         newTracker(o.MaxIdentifiers),
+		calls:       map[string]call{},
+	}
+	if prev != nil {
+		d.carry(prev)
+	}
+	return d
+}
+
+// carry loads the previous semantic's entries, unchanged, as the oldest ones.
+func (d *draft) carry(prev *semantic.Semantic) {
+	for _, e := range prev.Objective {
+		d.objective.put(e.Text, e)
+	}
+	d.carriedReqs = append(d.carriedReqs, prev.UserRequests...)
+	for _, e := range prev.Constraints {
+		d.constraints.put(e.Text, e)
+	}
+	for _, e := range prev.Decisions {
+		d.decisions.put(e.Text, e)
+	}
+	for _, e := range prev.Progress.Completed {
+		d.completed.put(e.Text, e)
+	}
+	for _, e := range prev.Progress.Active {
+		d.active.put(strings.TrimSuffix(e.Text, suffixAwaiting), e)
+	}
+	for _, e := range prev.Progress.Blocked {
+		d.blocked.put(strings.TrimSuffix(e.Text, suffixFailing), e)
+	}
+	d.pending = append(d.pending, prev.Progress.Pending...)
+	for i := range prev.Errors {
+		e := prev.Errors[i]
+		d.errors = append(d.errors, &e)
+		if label, _, ok := strings.Cut(e.Message, failedInfix); ok && e.Status == "open" {
+			d.openErrors[label] = &e
+		}
+	}
+	for _, a := range prev.ArtifactRefs {
+		d.artifacts.put(a.ArtifactID, a)
+	}
+	order := 0
+	for _, e := range prev.CriticalContext {
+		if !d.carryIdentifiers(e, &order) {
+			d.otherCC = append(d.otherCC, e)
+		}
+	}
+}
+
+// carryIdentifiers parses a critical_context entry written by this package
+// back into identifiers; it reports false for any other entry.
+func (d *draft) carryIdentifiers(e semantic.Sourced, order *int) bool {
+	header, body, ok := strings.Cut(e.Text, "\n")
+	if !ok || len(e.SourceEventIDs) == 0 {
+		return false
+	}
+	k := kind(-1)
+	for i, h := range kindHeaders {
+		if header == h {
+			k = kind(i)
+		}
+	}
+	if k < 0 {
+		return false
+	}
+	cited := e.SourceEventIDs[len(e.SourceEventIDs)-1]
+	for line := range strings.SplitSeq(body, "\n") {
+		if line != "" {
+			*order++
+			d.ids.carry(k, line, cited, *order)
+		}
+	}
+	return true
+}
+
+// citable reports whether an event id can be cited: 1..200 bytes of UTF-8.
+func citable(id string) bool {
+	return id != "" && len(id) <= 200 && utf8.ValidString(id)
+}
+
+// eventOverhead approximates the wire bytes of an event besides its text
+// and ids: keys, hashes, ordinals, provenance.
+const eventOverhead = 330
+
+// wireBytes approximates the size of an event in the lane, so the output
+// budget follows what compaction cuts rather than the prose alone.
+func wireBytes(e *engine.EventView, text string) int {
+	return eventOverhead + len(text) + len(e.EventID) + len(e.RunAgentID) + len(e.CheckpointNamespace)
+}
+
+// eventText is what the summarizer reads of an event: its content, or the
+// excerpt of a projected tool result.
+func eventText(e *engine.EventView) string {
+	if e.Content != nil {
+		return *e.Content
+	}
+	if s, ok := e.Tool["result_excerpt"].(string); ok {
+		return s
+	}
+	return ""
+}
+
+func (d *draft) event(e *engine.EventView) {
+	text := eventText(e)
+	d.sourceBytes += wireBytes(e, text)
+	if !citable(e.EventID) {
+		return
+	}
+	switch e.Role {
+	case "user":
+		d.user(e.EventID, text)
+	case "assistant":
+		d.assistant(e, text)
+	case "tool":
+		d.toolResult(e, text)
+	}
+	d.artifactRefs(e)
+	d.identifiers(e.EventID, text)
+}
+
+func (d *draft) identifiers(eventID, text string) {
+	scanIdentifiers(text, func(k kind, id string) { d.ids.see(k, id, eventID) })
+}
+
+func (d *draft) user(eventID, text string) {
+	for _, sp := range sentences(text) {
+		if s := text[sp.start:sp.end]; isConstraint(s) {
+			d.sourced(d.constraints, cleanText(s, d.o.MaxTextBytes), eventID)
+		}
+	}
+	entry, ok := d.excerpt(eventID, text)
+	if !ok {
+		return
+	}
+	d.requests = append(d.requests, request{entry: entry, position: d.position, supersede: isSupersede(text)})
+}
+
+// excerpt builds a user request from the leading sentences of text that fit
+// the excerpt bound. The excerpt is a byte-exact substring of text; if it
+// would include a secret it stops before it, or becomes a secret-omission
+// record when too little is left.
+func (d *draft) excerpt(eventID, text string) (semantic.UserRequest, bool) {
+	if !utf8.ValidString(text) {
+		return semantic.UserRequest{}, false
+	}
+	parts := sentences(text)
+	if len(parts) == 0 {
+		return semantic.UserRequest{}, false
+	}
+	sp := parts[0]
+	for _, next := range parts[1:] {
+		if sp.end-sp.start >= shortExcerpt || next.end-sp.start > d.o.ExcerptBytes {
+			break
+		}
+		sp.end = next.end
+	}
+	sp = clipSpan(text, sp, d.o.ExcerptBytes)
+	if sp.end <= sp.start {
+		return semantic.UserRequest{}, false
+	}
+	req := semantic.UserRequest{SourceEventID: eventID, Status: "active"}
+	if secrets := redact.Find(text[sp.start:sp.end]); len(secrets) > 0 {
+		before, ok := trimSpan(text, span{sp.start, sp.start + secrets[0].Start})
+		if !ok || before.end-before.start < minExcerpt {
+			sum := sha256.Sum256([]byte(text[sp.start:sp.end]))
+			req.SecretOmission = &semantic.SecretOmission{Class: clip(secrets[0].Class, 64), SourceSpanHash: hex.EncodeToString(sum[:])}
+			return req, true
+		}
+		sp = before
+	}
+	excerpt := text[sp.start:sp.end]
+	req.ExactExcerpt = &excerpt
+	return req, true
+}
+
+// sourced records a mention of text by eventID in set.
+func (d *draft) sourced(set *ordered[semantic.Sourced], text, eventID string) {
+	if text == "" {
+		return
+	}
+	e, _ := set.get(text)
+	e.Text = text
+	e.SourceEventIDs = cite(e.SourceEventIDs, eventID, d.o.MaxCitations)
+	set.put(text, e)
+}
+
+func (d *draft) assistant(e *engine.EventView, text string) {
+	parts := sentences(text)
+	for i, sp := range parts {
+		s := text[sp.start:sp.end]
+		if choice, rationale, ok := decision(s); ok {
+			if rationale == "" && i+1 < len(parts) {
+				rationale = becauseSentence(text[parts[i+1].start:parts[i+1].end])
+			}
+			d.decision(cleanText(choice, d.o.MaxTextBytes), cleanText(rationale, d.o.MaxTextBytes), e.EventID)
+		}
+	}
+	if len(parts) > 0 {
+		if s := text[parts[0].start:parts[0].end]; isCompletion(s) {
+			d.completions = append(d.completions, d.position)
+			d.progressDone(cleanText(s, d.o.MaxTextBytes), e.EventID)
+		}
+	}
+	for _, c := range toolCalls(e.Tool) {
+		d.issue(e.EventID, c)
+	}
+}
+
+// becauseSentence returns s if it gives a reason for the sentence before it.
+func becauseSentence(s string) string {
+	lower := strings.ToLower(s)
+	if strings.HasPrefix(lower, "because") || strings.HasPrefix(lower, "this is because") || strings.HasPrefix(s, "因为") {
+		return s
+	}
+	return ""
+}
+
+func (d *draft) decision(text, rationale, eventID string) {
+	if text == "" {
+		return
+	}
+	e, _ := d.decisions.get(text)
+	e.Text = text
+	if rationale != "" {
+		e.Rationale = &rationale
+	}
+	e.SourceEventIDs = cite(e.SourceEventIDs, eventID, d.o.MaxCitations)
+	d.decisions.put(text, e)
+}
+
+// progressDone records an assistant's report of finished work, verified by
+// the tool results that succeeded since the previous report.
+func (d *draft) progressDone(text, eventID string) {
+	if text == "" {
+		return
+	}
+	e, _ := d.completed.get(text)
+	e.Text = text
+	e.SourceEventIDs = cite(e.SourceEventIDs, eventID, d.o.MaxCitations)
+	e.VerificationEventIDs = citeAll(e.VerificationEventIDs, d.verified, d.o.MaxCitations)
+	d.completed.put(text, e)
+	d.verified = nil
+}
+
+// toolCall is one entry of an assistant event's tool.calls.
+type toolCall struct {
+	id, name  string
+	arguments any
+}
+
+// toolCalls reads tool.calls (a list, or a single object) without trusting
+// its shape.
+func toolCalls(tool map[string]any) []toolCall {
+	raw, ok := tool["calls"]
+	if !ok {
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		list = []any{raw}
+	}
+	var out []toolCall
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		id, _ := m["call_id"].(string)
+		name, _ := m["name"].(string)
+		out = append(out, toolCall{id: id, name: name, arguments: m["arguments"]})
+	}
+	return out
+}
+
+// issue registers a call as awaiting its result and records the command or
+// path it names as an identifier.
+func (d *draft) issue(eventID string, c toolCall) {
+	args := argumentMap(c.arguments)
+	label := callLabel(c.name, args)
+	if c.id != "" {
+		d.calls[c.id] = call{label: label, eventID: eventID}
+	}
+	d.active.put(label, semantic.ProgressItem{
+		Text:                 label + suffixAwaiting,
+		SourceEventIDs:       []string{eventID},
+		VerificationEventIDs: []string{},
+	})
+	if cmd := stringArg(args, "command", "cmd"); cmd != "" && looksLikeCommand(cmd) {
+		d.ids.see(kindCommand, cmd, eventID)
+	}
+	if p := stringArg(args, "path", "file", "file_path", "filename"); p != "" {
+		if p, ok := path(p); ok {
+			d.ids.see(kindFile, p, eventID)
+		}
+	}
+}
+
+// maxArgumentBytes bounds the JSON text of arguments this package parses.
+const maxArgumentBytes = 64 << 10
+
+// argumentMap returns a call's arguments as an object: model APIs carry them
+// as JSON text, some hosts as an object.
+func argumentMap(v any) map[string]any {
+	switch x := v.(type) {
+	case map[string]any:
+		return x
+	case string:
+		if len(x) > maxArgumentBytes {
+			return nil
+		}
+		var m map[string]any
+		if json.Unmarshal([]byte(x), &m) == nil {
+			return m
+		}
+	}
+	return nil
+}
+
+func stringArg(args map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s, ok := args[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// callLabel names a call by its tool and main argument, for example
+// "run_command `go test ./...`" or "read_file internal/store/kv.go".
+func callLabel(name string, args map[string]any) string {
+	name = cleanText(name, 64)
+	if name == "" {
+		name = "tool"
+	}
+	label := name
+	if cmd := stringArg(args, "command", "cmd"); cmd != "" {
+		first, _, _ := strings.Cut(cmd, "\n")
+		label = name + " `" + strings.TrimSpace(first) + "`"
+	} else if s := stringArg(args, "path", "file", "file_path", "filename", "url", "query", "pattern"); s != "" {
+		label = name + " " + s
+	}
+	return cleanText(label, 200)
+}
+
+func (d *draft) toolResult(e *engine.EventView, text string) {
+	id, _ := e.Tool["call_id"].(string)
+	c, known := d.calls[id]
+	if !known {
+		name, _ := e.Tool["name"].(string)
+		c.label = callLabel(name, nil)
+	}
+	d.active.remove(c.label)
+	if failed(e.Tool, text) {
+		d.failure(c, e.EventID, text)
+		return
+	}
+	d.success(c, e.EventID)
+}
+
+// failed reads the result status; without one, the output decides.
+func failed(tool map[string]any, text string) bool {
+	switch status, _ := tool["status"].(string); status {
+	case "error", "failed", "failure", "timeout", "cancelled":
+		return true
+	case "success", "ok", "succeeded":
+		return false
+	}
+	return strings.Contains(text, "--- FAIL") || strings.Contains(text, "panic:") || strings.HasPrefix(strings.TrimSpace(text), "error")
+}
+
+// failure opens (or extends) the error of a call and marks it blocked.
+func (d *draft) failure(c call, eventID, text string) {
+	msg := cleanText(c.label+failedInfix+failureLines(text), d.o.MaxTextBytes)
+	if open := d.openErrors[c.label]; open != nil {
+		open.Message = msg
+		open.SourceEventIDs = cite(open.SourceEventIDs, eventID, d.o.MaxCitations)
+	} else {
+		open = &semantic.ErrorEntry{Message: msg, Status: "open", SourceEventIDs: []string{eventID}}
+		d.errors = append(d.errors, open)
+		d.openErrors[c.label] = open
+	}
+	d.blocked.put(c.label, semantic.ProgressItem{
+		Text:                 clip(c.label+suffixFailing, d.o.MaxTextBytes),
+		SourceEventIDs:       []string{eventID},
+		VerificationEventIDs: []string{},
+	})
+}
+
+// success resolves the call's open error, unblocks it and records it as done.
+func (d *draft) success(c call, eventID string) {
+	if open := d.openErrors[c.label]; open != nil {
+		open.Status = "resolved"
+		open.SourceEventIDs = cite(open.SourceEventIDs, eventID, d.o.MaxCitations)
+		delete(d.openErrors, c.label)
+	}
+	d.blocked.remove(c.label)
+	text := clip(c.label+suffixOK, d.o.MaxTextBytes)
+	item, _ := d.completed.get(text)
+	item.Text = text
+	source := eventID
+	if c.eventID != "" {
+		source = c.eventID
+	}
+	item.SourceEventIDs = cite(item.SourceEventIDs, source, d.o.MaxCitations)
+	item.VerificationEventIDs = cite(item.VerificationEventIDs, eventID, d.o.MaxCitations)
+	d.completed.put(text, item)
+	d.verified = cite(d.verified, eventID, d.o.MaxCitations)
+}
+
+// artifactRefs references every artifact the event carries; only the event
+// itself is cited, which is what the validator accepts.
+func (d *draft) artifactRefs(e *engine.EventView) {
+	if len(e.ArtifactIDs) == 0 {
+		return
+	}
+	purpose := "attachment of a " + cleanText(e.Role, 32) + " message"
+	if e.Role == "tool" {
+		id, _ := e.Tool["call_id"].(string)
+		label := d.calls[id].label
+		if label == "" {
+			name, _ := e.Tool["name"].(string)
+			label = callLabel(name, nil)
+		}
+		status, _ := e.Tool["status"].(string)
+		purpose = "full output of " + label
+		if status != "" {
+			purpose += " (" + cleanText(status, 32) + ")"
+		}
+	}
+	purpose = clip(purpose, d.o.MaxTextBytes)
+	for _, a := range e.ArtifactIDs {
+		if !citable(a) {
+			continue
+		}
+		ref, ok := d.artifacts.get(a)
+		if !ok {
+			ref = semantic.ArtifactRef{ArtifactID: a, Purpose: purpose}
+		}
+		ref.SourceEventIDs = cite(ref.SourceEventIDs, e.EventID, d.o.MaxCitations)
+		d.artifacts.put(a, ref)
+	}
+}
+
+// settleRequests sets the status of this chunk's requests from what followed
+// them: superseded when the next request takes it back, completed when the
+// assistant reported finished work before the next request, else active. It
+// also records the first and the newest request as objectives.
+func (d *draft) settleRequests() {
+	next := 0
+	for i := range d.requests {
+		r := &d.requests[i]
+		end := math.MaxInt
+		if i+1 < len(d.requests) {
+			end = d.requests[i+1].position
+		}
+		for next < len(d.completions) && d.completions[next] <= r.position {
+			next++
+		}
+		switch {
+		case i+1 < len(d.requests) && d.requests[i+1].supersede:
+			r.entry.Status = "superseded"
+		case next < len(d.completions) && d.completions[next] < end:
+			r.entry.Status = "completed"
+		}
+	}
+	if len(d.requests) == 0 {
+		return
+	}
+	if len(d.objective.nodes) == 0 {
+		d.objectiveFrom(d.requests[0].entry)
+	}
+	for i := len(d.requests) - 1; i >= 0; i-- {
+		if d.requests[i].entry.Status != "superseded" {
+			d.objectiveFrom(d.requests[i].entry)
+			break
+		}
+	}
+}
+
+func (d *draft) objectiveFrom(r semantic.UserRequest) {
+	if r.ExactExcerpt != nil {
+		d.sourced(d.objective, cleanText(*r.ExactExcerpt, d.o.MaxTextBytes), r.SourceEventID)
+	}
+}

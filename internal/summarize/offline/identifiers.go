@@ -1,0 +1,337 @@
+package offline
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/redact"
+)
+
+// kind classifies an identifier; the order is the order of critical_context.
+type kind int
+
+const (
+	kindFile kind = iota
+	kindCommand
+	kindURL
+	kindID
+	kindVersion
+	kindCount
+)
+
+// kindHeaders label the critical_context entries; a carried entry whose text
+// starts with one of them is parsed back into identifiers and merged.
+var kindHeaders = [kindCount]string{"Files:", "Commands:", "URLs:", "IDs:", "Versions:"}
+
+// commandWords start a backticked span that is a shell command.
+var commandWords = map[string]bool{
+	"go": true, "git": true, "make": true, "npm": true, "npx": true, "yarn": true, "pnpm": true,
+	"pip": true, "python": true, "python3": true, "pytest": true, "cargo": true, "rustc": true,
+	"docker": true, "kubectl": true, "helm": true, "terraform": true, "curl": true, "bash": true,
+	"sh": true, "ls": true, "cat": true, "grep": true, "rg": true, "sed": true, "awk": true,
+	"find": true, "nats": true, "gofmt": true, "golangci-lint": true, "staticcheck": true,
+	"node": true, "deno": true, "bun": true, "mvn": true, "gradle": true, "psql": true, "redis-cli": true,
+}
+
+// fileExtensions mark a slash-less token as a file name.
+var fileExtensions = map[string]bool{
+	"go": true, "mod": true, "sum": true, "py": true, "js": true, "ts": true, "tsx": true, "jsx": true,
+	"rs": true, "c": true, "h": true, "cc": true, "cpp": true, "java": true, "kt": true, "rb": true,
+	"sh": true, "md": true, "json": true, "yaml": true, "yml": true, "toml": true, "sql": true,
+	"proto": true, "txt": true, "html": true, "css": true, "lock": true, "cfg": true, "ini": true,
+	"conf": true, "env": true, "xml": true, "csv": true, "tf": true, "exs": true, "ex": true,
+}
+
+// scanIdentifiers calls emit for every identifier in text: backticked
+// commands, "$ " command lines, URLs, paths, ids and versions.
+func scanIdentifiers(text string, emit func(kind, string)) {
+	scanCommands(text, emit)
+	for from := 0; from < len(text); {
+		start := from
+		for start < len(text) && isDelimiter(text[start]) {
+			start++
+		}
+		end := start
+		for end < len(text) && !isDelimiter(text[end]) {
+			end++
+		}
+		if end > start {
+			if k, id, ok := classify(text[start:end]); ok {
+				emit(k, id)
+			}
+		}
+		from = end
+	}
+}
+
+func isDelimiter(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '`', '(', ')', '<', '>', '[', ']', '{', '}', ',', '|', '*', '=':
+		return true
+	}
+	return false
+}
+
+// scanCommands finds `command` spans and lines that start with "$ ".
+func scanCommands(text string, emit func(kind, string)) {
+	for rest := text; ; {
+		i := strings.IndexByte(rest, '`')
+		if i < 0 {
+			break
+		}
+		rest = rest[i+1:]
+		j := strings.IndexByte(rest, '`')
+		if j < 0 {
+			break
+		}
+		if cmd := rest[:j]; looksLikeCommand(cmd) {
+			emit(kindCommand, cmd)
+		}
+		rest = rest[j+1:]
+	}
+	if !strings.Contains(text, "$ ") {
+		return
+	}
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if cmd, ok := strings.CutPrefix(line, "$ "); ok && looksLikeCommand(cmd) {
+			emit(kindCommand, cmd)
+		}
+	}
+}
+
+func looksLikeCommand(s string) bool {
+	if s == "" || len(s) > 200 || strings.ContainsAny(s, "\n\r") {
+		return false
+	}
+	word, _, _ := strings.Cut(s, " ")
+	return commandWords[word] || strings.HasPrefix(word, "./") && len(word) > 2
+}
+
+// classify decides whether one delimited token is an identifier, and returns
+// it without surrounding punctuation.
+func classify(tok string) (kind, string, bool) {
+	if len(tok) < 2 || len(tok) > 300 {
+		return 0, "", false
+	}
+	if i := strings.Index(tok, "http"); i >= 0 && (strings.HasPrefix(tok[i:], "https://") || strings.HasPrefix(tok[i:], "http://")) {
+		u := strings.TrimRight(tok[i:], ".,;:!?")
+		return kindURL, u, len(u) > len("https://x.y")
+	}
+	tok = strings.TrimLeft(tok, ",;:!?")
+	if !strings.HasSuffix(tok, "/...") {
+		tok = strings.TrimRight(tok, ".,;:!?")
+	}
+	switch {
+	case len(tok) < 2:
+		return 0, "", false
+	case tok[0] == '#' && allDigits(tok[1:]) && len(tok) >= 3:
+		return kindID, tok, true
+	case isUUID(tok) || isCommitHash(tok) || isTicket(tok):
+		return kindID, tok, true
+	case isVersion(tok):
+		return kindVersion, tok, true
+	}
+	if p, ok := path(tok); ok {
+		return kindFile, p, true
+	}
+	return 0, "", false
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !isHex(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
+
+// isCommitHash accepts 7..40 lowercase hex digits mixing letters and digits,
+// so words and plain numbers are not taken for hashes.
+func isCommitHash(s string) bool {
+	if len(s) < 7 || len(s) > 40 {
+		return false
+	}
+	letters, digits := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c >= 'a' && c <= 'f':
+			letters++
+		default:
+			return false
+		}
+	}
+	return letters > 0 && digits > 0
+}
+
+// isTicket accepts JIRA-123 and CVE-2024-1234 shapes.
+func isTicket(s string) bool {
+	head, rest, ok := strings.Cut(s, "-")
+	if !ok || len(head) < 2 || len(head) > 10 {
+		return false
+	}
+	for i := 0; i < len(head); i++ {
+		if c := head[i]; (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	for part := range strings.SplitSeq(rest, "-") {
+		if !allDigits(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// isVersion accepts v1.2, v1.2.3-rc.1, go1.26, go1.26.8 and 1.2.3.
+func isVersion(s string) bool {
+	core := s
+	switch {
+	case strings.HasPrefix(s, "go") && len(s) > 2 && s[2] >= '0' && s[2] <= '9':
+		core = s[2:]
+	case s[0] == 'v' && len(s) > 1:
+		core = s[1:]
+	}
+	core, _, _ = strings.Cut(core, "-")
+	parts := strings.Split(core, ".")
+	if len(parts) < 2 || len(parts) > 4 || core == s && len(parts) < 3 {
+		return false
+	}
+	for _, p := range parts {
+		if !allDigits(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// path accepts file paths and package paths: tokens of path characters that
+// have a known file extension, at least two slashes, or an explicit ./ ../ /
+// ~/ start. A trailing :line[:col] is dropped.
+func path(tok string) (string, bool) {
+	if i := strings.IndexByte(tok, ':'); i > 0 && allDigits(strings.ReplaceAll(tok[i+1:], ":", "")) {
+		tok = tok[:i]
+	}
+	if len(tok) < 3 || strings.Contains(tok, "//") || tok[0] == '-' {
+		return "", false
+	}
+	letter := false
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9' || c == '/' || c == '.' || c == '_' || c == '-' || c == '~' || c == '@' || c == '+':
+		default:
+			return "", false
+		}
+	}
+	if !letter {
+		return "", false
+	}
+	base := tok[strings.LastIndexByte(tok, '/')+1:]
+	ext := ""
+	if dot := strings.LastIndexByte(base, '.'); dot > 0 {
+		ext = base[dot+1:]
+	}
+	slashes := strings.Count(tok, "/")
+	switch {
+	case fileExtensions[ext]:
+		return tok, true
+	case slashes >= 2 && !strings.HasSuffix(tok, "..."):
+		return tok, true
+	case slashes >= 1 && (strings.HasPrefix(tok, "./") || strings.HasPrefix(tok, "../") || strings.HasPrefix(tok, "/") || strings.HasPrefix(tok, "~/")):
+		return tok, !strings.HasSuffix(tok, "...")
+	}
+	return "", false
+}
+
+// ident is one tracked identifier: where it was last seen and when.
+type ident struct {
+	kind    kind
+	text    string
+	last    int    // tracker clock of the last sighting; carried ones are negative
+	eventID string // newest citable event that mentions it
+	secret  bool   // holds a secret: never reported
+}
+
+// tracker keeps the most recently seen identifiers, at most max of them.
+type tracker struct {
+	max   int
+	clock int
+	byKey map[string]*ident
+}
+
+func newTracker(max int) *tracker {
+	return &tracker{max: max, byKey: map[string]*ident{}}
+}
+
+func (t *tracker) see(k kind, text, eventID string) {
+	if !utf8.ValidString(text) {
+		return
+	}
+	key := kindHeaders[k] + text
+	id := t.byKey[key]
+	if id == nil {
+		id = &ident{kind: k, text: text, secret: redact.Contains(text)}
+		t.byKey[key] = id
+	}
+	t.clock++
+	id.last, id.eventID = t.clock, eventID
+	if len(t.byKey) > 2*t.max {
+		t.evict(t.max)
+	}
+}
+
+// carry adds an identifier from the previous semantic, older than anything
+// seen in this chunk but in its original order.
+func (t *tracker) carry(k kind, text, eventID string, order int) {
+	key := kindHeaders[k] + text
+	if _, ok := t.byKey[key]; ok || !utf8.ValidString(text) {
+		return
+	}
+	t.byKey[key] = &ident{kind: k, text: text, last: order - 1<<30, eventID: eventID, secret: redact.Contains(text)}
+}
+
+// evict keeps the keep most recently seen identifiers.
+func (t *tracker) evict(keep int) {
+	all := t.list()
+	for _, id := range all[:max(len(all)-keep, 0)] {
+		delete(t.byKey, kindHeaders[id.kind]+id.text)
+	}
+}
+
+// list returns the reportable identifiers, least recently seen first.
+func (t *tracker) list() []*ident {
+	out := make([]*ident, 0, len(t.byKey))
+	for _, id := range t.byKey {
+		if !id.secret {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b *ident) int { return a.last - b.last })
+	return out
+}
