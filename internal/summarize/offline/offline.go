@@ -74,7 +74,7 @@ func DefaultOptions() Options {
 // fields are valid: they take their defaults.
 func (o Options) Validate() error {
 	checks := []struct {
-		name     string
+		name      string
 		v, lo, hi int
 	}{
 		{"MaxBytes", o.MaxBytes, minBudget, maxSemanticBytes},
