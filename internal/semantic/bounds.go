@@ -1,0 +1,73 @@
+package semantic
+
+// Bounds are the size limits of the schema (engine.md 6.5). The validator
+// always enforces DefaultBounds; JSONSchema and StrictSchema take a Bounds so
+// the provider-facing schemas are derived from the same table.
+type Bounds struct {
+	Objective         int // max objective entries
+	UserRequests      int // max user_requests entries
+	Constraints       int // max constraints entries
+	Decisions         int // max decisions entries
+	ProgressCompleted int // max progress.completed entries
+	ProgressActive    int // max progress.active entries
+	ProgressBlocked   int // max progress.blocked entries
+	ProgressPending   int // max progress.pending entries
+	CriticalContext   int // max critical_context entries
+	Errors            int // max errors entries
+	ArtifactRefs      int // max artifact_refs entries
+	SourceEventIDs    int // max ids in any id list
+	TextBytes         int // max bytes of any text field
+}
+
+// DefaultBounds is the bounds table of the contract.
+var DefaultBounds = Bounds{
+	Objective:         8,
+	UserRequests:      64,
+	Constraints:       64,
+	Decisions:         64,
+	ProgressCompleted: 128,
+	ProgressActive:    64,
+	ProgressBlocked:   64,
+	ProgressPending:   64,
+	CriticalContext:   128,
+	Errors:            64,
+	ArtifactRefs:      128,
+	SourceEventIDs:    32,
+	TextBytes:         4000,
+}
+
+// limits is the validator's private copy of DefaultBounds, so that a caller
+// mutating the exported variable cannot loosen validation.
+var limits = DefaultBounds
+
+const (
+	// IDMaxBytes is the longest citation (event or artifact id) accepted
+	// (Cairn decision 0.2 item 12: ids are 1..200 bytes, not only UUIDv7).
+	IDMaxBytes = 200
+	// ClassMaxBytes is the longest secret-omission class.
+	ClassMaxBytes = 64
+	// DefaultMaxBytes is the canonical size cap used when Sources.MaxBytes is 0.
+	DefaultMaxBytes = 131072
+	// MaxJSONBytes bounds the documents ParseJSON reads.
+	MaxJSONBytes = 1 << 20
+)
+
+// Fields lists the top-level keys in canonical order.
+var Fields = []string{
+	"version", "objective", "user_requests", "constraints", "decisions",
+	"progress", "critical_context", "errors", "artifact_refs", "coverage",
+}
+
+// Status values of a user request and of an error entry.
+const (
+	RequestActive     = "active"
+	RequestCompleted  = "completed"
+	RequestSuperseded = "superseded"
+	ErrorOpen         = "open"
+	ErrorResolved     = "resolved"
+)
+
+var (
+	requestStatuses = []string{RequestActive, RequestCompleted, RequestSuperseded}
+	errorStatuses   = []string{ErrorOpen, ErrorResolved}
+)

@@ -1,0 +1,225 @@
+package semantic
+
+import (
+	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+)
+
+// fallbackClass and fallbackText stand in when a scrubber returns a class or
+// text the schema cannot hold (empty).
+const (
+	fallbackClass = "secret"
+	fallbackText  = "[REDACTED]"
+)
+
+// Redact returns a redacted deep copy of s and the number of fields changed.
+// A user request whose exact excerpt holds a secret becomes a secret omission
+// {class: first class found, source_span_hash: canonical hash of the
+// excerpt}; every other text field (objective, constraint and critical
+// context text, decision text and rationale, progress text, error message,
+// artifact purpose) is replaced by the scrubbed text, cut to the text bound
+// at a character boundary. Entries that become identical are merged (the
+// first is kept), so a copy of a valid semantic stays valid. s itself is not
+// modified; a nil s or scrub returns a copy (or nil) and 0.
+func Redact(s *Semantic, scrub func(text string) (redacted string, classes []string)) (*Semantic, int) {
+	if s == nil {
+		return nil, 0
+	}
+	out := s.Clone()
+	if scrub == nil {
+		return out, 0
+	}
+	r := redactor{scrub: scrub}
+	r.sourced(out.Objective)
+	r.requests(out.UserRequests)
+	r.sourced(out.Constraints)
+	for i := range out.Decisions {
+		r.text(&out.Decisions[i].Text)
+		if out.Decisions[i].Rationale != nil {
+			r.text(out.Decisions[i].Rationale)
+		}
+	}
+	for _, items := range out.Progress.lists() {
+		for i := range items {
+			r.text(&items[i].Text)
+		}
+	}
+	r.sourced(out.CriticalContext)
+	for i := range out.Errors {
+		r.text(&out.Errors[i].Message)
+	}
+	for i := range out.ArtifactRefs {
+		r.text(&out.ArtifactRefs[i].Purpose)
+	}
+	if r.changed > 0 {
+		dedupe(out)
+	}
+	return out, r.changed
+}
+
+type redactor struct {
+	scrub   func(string) (string, []string)
+	changed int
+}
+
+func (r *redactor) text(field *string) {
+	red, _ := r.scrub(*field)
+	if red == *field {
+		return
+	}
+	if red == "" {
+		red = fallbackText
+	}
+	*field = truncateUTF8(red, limits.TextBytes)
+	r.changed++
+}
+
+func (r *redactor) sourced(list []Sourced) {
+	for i := range list {
+		r.text(&list[i].Text)
+	}
+}
+
+func (r *redactor) requests(list []UserRequest) {
+	for i := range list {
+		req := &list[i]
+		if req.ExactExcerpt == nil {
+			continue
+		}
+		_, classes := r.scrub(*req.ExactExcerpt)
+		if len(classes) == 0 {
+			continue
+		}
+		hash, err := canonical.Hash(*req.ExactExcerpt)
+		if err != nil {
+			hash = canonical.HashBytes([]byte(*req.ExactExcerpt))
+		}
+		class := truncateUTF8(classes[0], ClassMaxBytes)
+		if class == "" {
+			class = fallbackClass
+		}
+		req.ExactExcerpt = nil
+		req.SecretOmission = &SecretOmission{Class: class, SourceSpanHash: hash}
+		r.changed++
+	}
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// dedupe drops entries identical (by canonical encoding) to an earlier entry
+// of the same list.
+func dedupe(s *Semantic) {
+	s.Objective = uniqueBy(s.Objective)
+	s.UserRequests = uniqueBy(s.UserRequests)
+	s.Constraints = uniqueBy(s.Constraints)
+	s.Decisions = uniqueBy(s.Decisions)
+	s.Progress.Completed = uniqueBy(s.Progress.Completed)
+	s.Progress.Active = uniqueBy(s.Progress.Active)
+	s.Progress.Blocked = uniqueBy(s.Progress.Blocked)
+	s.Progress.Pending = uniqueBy(s.Progress.Pending)
+	s.CriticalContext = uniqueBy(s.CriticalContext)
+	s.Errors = uniqueBy(s.Errors)
+	s.ArtifactRefs = uniqueBy(s.ArtifactRefs)
+}
+
+func uniqueBy[T interface{ Map() map[string]any }](list []T) []T {
+	seen := make(map[string]bool, len(list))
+	out := list[:0]
+	for _, e := range list {
+		b, err := canonical.Encode(e.Map())
+		key := string(b)
+		if err == nil && seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, e)
+	}
+	return out
+}
+
+// Clone returns a deep copy of s (nil for nil).
+func (s *Semantic) Clone() *Semantic {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Objective = cloneSourced(s.Objective)
+	c.UserRequests = cloneEach(s.UserRequests, func(r UserRequest) UserRequest {
+		r.ExactExcerpt = clonePtr(r.ExactExcerpt)
+		r.SecretOmission = clonePtr(r.SecretOmission)
+		return r
+	})
+	c.Constraints = cloneSourced(s.Constraints)
+	c.Decisions = cloneEach(s.Decisions, func(d Decision) Decision {
+		d.Rationale = clonePtr(d.Rationale)
+		d.SourceEventIDs = cloneIDs(d.SourceEventIDs)
+		return d
+	})
+	c.Progress = Progress{
+		Completed: cloneProgress(s.Progress.Completed),
+		Active:    cloneProgress(s.Progress.Active),
+		Blocked:   cloneProgress(s.Progress.Blocked),
+		Pending:   cloneProgress(s.Progress.Pending),
+	}
+	c.CriticalContext = cloneSourced(s.CriticalContext)
+	c.Errors = cloneEach(s.Errors, func(e ErrorEntry) ErrorEntry {
+		e.SourceEventIDs = cloneIDs(e.SourceEventIDs)
+		return e
+	})
+	c.ArtifactRefs = cloneEach(s.ArtifactRefs, func(a ArtifactRef) ArtifactRef {
+		a.SourceEventIDs = cloneIDs(a.SourceEventIDs)
+		return a
+	})
+	return &c
+}
+
+func cloneEach[T any](list []T, clone func(T) T) []T {
+	if list == nil {
+		return nil
+	}
+	out := make([]T, len(list))
+	for i, e := range list {
+		out[i] = clone(e)
+	}
+	return out
+}
+
+func cloneSourced(list []Sourced) []Sourced {
+	return cloneEach(list, func(e Sourced) Sourced {
+		e.SourceEventIDs = cloneIDs(e.SourceEventIDs)
+		return e
+	})
+}
+
+func cloneProgress(list []ProgressItem) []ProgressItem {
+	return cloneEach(list, func(p ProgressItem) ProgressItem {
+		p.SourceEventIDs = cloneIDs(p.SourceEventIDs)
+		p.VerificationEventIDs = cloneIDs(p.VerificationEventIDs)
+		return p
+	})
+}
+
+func cloneIDs(ids []string) []string {
+	if ids == nil {
+		return nil
+	}
+	return append([]string(nil), ids...)
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

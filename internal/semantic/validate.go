@@ -1,0 +1,278 @@
+package semantic
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// Source-backed validation messages of engine.md 7.
+const (
+	msgCoverageMismatch = "semantic coverage does not match the source range"
+	msgUnknownSources   = "semantic cites unknown source events"
+	msgArtifacts        = "semantic cites artifacts without host source provenance"
+	msgExcerpt          = "user request excerpt is not source-backed"
+	msgDuplicates       = "semantic output contains duplicate entries"
+	msgTooLarge         = "semantic output exceeds the byte limit"
+	msgNotCanonical     = "semantic output is not canonical JSON"
+)
+
+// RoleUser is the role of events whose content user requests may quote.
+const RoleUser = "user"
+
+// SourceEvent is the part of a processed (projected) event the validator
+// reads.
+type SourceEvent struct {
+	EventID     string
+	Role        string  // user | assistant | tool
+	Content     *string // nil content quotes as ""
+	ChatSeq     int64
+	ArtifactIDs []string
+}
+
+// Sources is the evidence a candidate semantic is checked against.
+type Sources struct {
+	// Events are all prefix events processed so far, cumulative across
+	// chunks, in their projected form.
+	Events []SourceEvent
+	// Coverage is the exact range the candidate must declare.
+	Coverage Coverage
+	// MaxBytes caps the candidate's canonical size; 0 means DefaultMaxBytes.
+	MaxBytes int
+	// Lineage is the request's previous_semantic (not a chunk-level one), or
+	// nil. Its cited event ids and artifact refs count as known sources, and
+	// its user requests may be carried forward unchanged.
+	Lineage *Semantic
+}
+
+// Validate checks a candidate against its sources (engine.md 7) in the
+// contract's order: shape, exact coverage, known sources, source-backed
+// artifacts, exact excerpts, uniqueness, byte size. Following Cairn decision
+// 0.2 item 10, a user request whose source_event_id, excerpt and omission
+// equal an entry of src.Lineage is accepted without quoting a processed
+// event (its status may change); new requests must quote a user event of
+// src.Events. The first failure is returned as an *errcode.Error with code
+// invalid_compaction_semantic.
+func Validate(s *Semantic, src Sources) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if s.Coverage != src.Coverage {
+		return invalid(msgCoverageMismatch)
+	}
+	if err := knownSources(s, src); err != nil {
+		return err
+	}
+	if err := sourceBackedArtifacts(s, src); err != nil {
+		return err
+	}
+	if err := exactExcerpts(s, src); err != nil {
+		return err
+	}
+	if err := uniqueEntries(s); err != nil {
+		return err
+	}
+	return withinSize(s, src.MaxBytes)
+}
+
+// CitedEventIDs returns, in canonical field order and without repeats, every
+// id s cites as a source: each user request's source_event_id and every
+// source_event_ids list. verification_event_ids are not citations. A nil s
+// cites nothing.
+func CitedEventIDs(s *Semantic) []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	add := func(ids ...string) {
+		for _, id := range ids {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	for _, e := range s.Objective {
+		add(e.SourceEventIDs...)
+	}
+	for _, r := range s.UserRequests {
+		add(r.SourceEventID)
+	}
+	for _, e := range s.Constraints {
+		add(e.SourceEventIDs...)
+	}
+	for _, d := range s.Decisions {
+		add(d.SourceEventIDs...)
+	}
+	for _, items := range s.Progress.lists() {
+		for _, p := range items {
+			add(p.SourceEventIDs...)
+		}
+	}
+	for _, e := range s.CriticalContext {
+		add(e.SourceEventIDs...)
+	}
+	for _, e := range s.Errors {
+		add(e.SourceEventIDs...)
+	}
+	for _, a := range s.ArtifactRefs {
+		add(a.SourceEventIDs...)
+	}
+	return out
+}
+
+func (p Progress) lists() [4][]ProgressItem {
+	return [4][]ProgressItem{p.Completed, p.Active, p.Blocked, p.Pending}
+}
+
+func knownSources(s *Semantic, src Sources) error {
+	allowed := make(map[string]bool, len(src.Events))
+	for _, e := range src.Events {
+		allowed[e.EventID] = true
+	}
+	for _, id := range CitedEventIDs(src.Lineage) {
+		allowed[id] = true
+	}
+	var unknown []string
+	for _, id := range CitedEventIDs(s) {
+		if !allowed[id] {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		return invalidWith(msgUnknownSources, map[string]any{"event_ids": unknown})
+	}
+	return nil
+}
+
+// sourceBackedArtifacts requires every artifact ref to name an artifact some
+// processed event carries (or a lineage ref proves), citing only events that
+// carry it.
+func sourceBackedArtifacts(s *Semantic, src Sources) error {
+	carriers := map[string]map[string]bool{}
+	prove := func(artifactID string, eventIDs ...string) {
+		set := carriers[artifactID]
+		if set == nil {
+			set = map[string]bool{}
+			carriers[artifactID] = set
+		}
+		for _, id := range eventIDs {
+			set[id] = true
+		}
+	}
+	for _, e := range src.Events {
+		for _, a := range e.ArtifactIDs {
+			prove(a, e.EventID)
+		}
+	}
+	if src.Lineage != nil {
+		for _, ref := range src.Lineage.ArtifactRefs {
+			prove(ref.ArtifactID, ref.SourceEventIDs...)
+		}
+	}
+	var bad []string
+	for _, ref := range s.ArtifactRefs {
+		set, known := carriers[ref.ArtifactID]
+		backed := known && !slices.ContainsFunc(ref.SourceEventIDs, func(id string) bool { return !set[id] })
+		if !backed && !slices.Contains(bad, ref.ArtifactID) {
+			bad = append(bad, ref.ArtifactID)
+		}
+	}
+	if len(bad) > 0 {
+		return invalidWith(msgArtifacts, map[string]any{"artifact_ids": bad})
+	}
+	return nil
+}
+
+// exactExcerpts requires each new user request to cite a user event among
+// the processed events and, when it carries an excerpt, to quote that
+// event's content byte for byte.
+func exactExcerpts(s *Semantic, src Sources) error {
+	direct := map[string]string{}
+	for _, e := range src.Events {
+		if e.Role != RoleUser {
+			continue
+		}
+		content := ""
+		if e.Content != nil {
+			content = *e.Content
+		}
+		direct[e.EventID] = content
+	}
+	for _, r := range s.UserRequests {
+		if carriedForward(r, src.Lineage) {
+			continue
+		}
+		content, ok := direct[r.SourceEventID]
+		if !ok || (r.ExactExcerpt != nil && !strings.Contains(content, *r.ExactExcerpt)) {
+			return invalid(msgExcerpt)
+		}
+	}
+	return nil
+}
+
+// carriedForward reports whether r repeats a user request of the lineage:
+// same source event, same excerpt and same omission (status may differ).
+func carriedForward(r UserRequest, lineage *Semantic) bool {
+	if lineage == nil {
+		return false
+	}
+	for _, old := range lineage.UserRequests {
+		if old.SourceEventID == r.SourceEventID && equalString(old.ExactExcerpt, r.ExactExcerpt) &&
+			equalOmission(old.SecretOmission, r.SecretOmission) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalString(a, b *string) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+func equalOmission(a, b *SecretOmission) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// entryLists returns every list whose entries must be unique, as plain maps.
+func entryLists(s *Semantic) [][]any {
+	return [][]any{
+		mapList(s.Objective), mapList(s.UserRequests), mapList(s.Constraints), mapList(s.Decisions),
+		mapList(s.Progress.Completed), mapList(s.Progress.Active), mapList(s.Progress.Blocked),
+		mapList(s.Progress.Pending), mapList(s.CriticalContext), mapList(s.Errors), mapList(s.ArtifactRefs),
+	}
+}
+
+// uniqueEntries rejects two entries of one list with the same canonical
+// encoding (equal encodings are exactly equal canonical hashes).
+func uniqueEntries(s *Semantic) error {
+	for _, entries := range entryLists(s) {
+		seen := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			b, err := canonical.Encode(e)
+			if err != nil {
+				return errcode.Wrap(errcode.InvalidSemantic, msgNotCanonical, err)
+			}
+			if seen[string(b)] {
+				return invalid(msgDuplicates)
+			}
+			seen[string(b)] = true
+		}
+	}
+	return nil
+}
+
+func withinSize(s *Semantic, maxBytes int) error {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	size, err := canonical.EncodedSize(s.Map())
+	if err != nil {
+		return errcode.Wrap(errcode.InvalidSemantic, msgNotCanonical, err)
+	}
+	if size > maxBytes {
+		return invalidWith(msgTooLarge, map[string]any{"bytes": size, "limit": maxBytes})
+	}
+	return nil
+}
