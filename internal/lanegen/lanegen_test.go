@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/engine"
 )
 
 var uuid7 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -177,5 +178,22 @@ func TestContentHashMatchesSpecVector(t *testing.T) {
 func BenchmarkLane10000(b *testing.B) {
 	for b.Loop() {
 		Lane(Options{Events: 10000, Seed: 1})
+	}
+}
+
+func TestEngineAcceptsGeneratedRequests(t *testing.T) {
+	for _, o := range []RequestOptions{
+		{Lane: Options{Events: 1}},
+		{Lane: Options{Events: 60, Seed: 4, Namespace: "ns", RunAgentID: "agent-7"}},
+		{Lane: Options{Events: 2000, Seed: 8}, Fill: 2, Focus: "the retry work"},
+		{Lane: Options{Events: 300, Seed: 9, LargeToolEvery: 2, SecretEvery: 1, ChineseEvery: 1}, AllowPrune: true},
+	} {
+		req, err := engine.DecodeRequest(RequestJSON(o))
+		if err != nil {
+			t.Fatalf("%+v: engine rejects the request: %v", o.Lane, err)
+		}
+		if len(req.Events) != max(o.Lane.Events, 1) {
+			t.Fatalf("decoded %d events, want %d", len(req.Events), o.Lane.Events)
+		}
 	}
 }

@@ -97,6 +97,9 @@ func rollingSummary(t testing.TB, s *Summarizer, chunks [][]engine.EventView, li
 		if err := check(out, processed, p.CoveredRange, lineage, maxSemanticBytes); err != nil {
 			t.Fatalf("chunk %d: invalid semantic: %v\n%s", i, err, dump(out))
 		}
+		if err := semantic.Validate(out, sources(processed, p.CoveredRange, lineage)); err != nil {
+			t.Fatalf("chunk %d: semantic.Validate: %v\n%s", i, err, dump(out))
+		}
 		prev = out
 	}
 	return prev
@@ -345,4 +348,13 @@ func checkShape(s *semantic.Semantic) error {
 
 func laneOpts(events int, seed uint64) lanegen.Options {
 	return lanegen.Options{Events: events, Seed: seed}
+}
+
+// sources is the validator's view of the processed events.
+func sources(processed []engine.EventView, cov semantic.Coverage, lineage *semantic.Semantic) semantic.Sources {
+	events := make([]semantic.SourceEvent, len(processed))
+	for i, e := range processed {
+		events[i] = semantic.SourceEvent{EventID: e.EventID, Role: e.Role, Content: e.Content, ChatSeq: e.ChatSeq, ArtifactIDs: e.ArtifactIDs}
+	}
+	return semantic.Sources{Events: events, Coverage: cov, Lineage: lineage}
 }
