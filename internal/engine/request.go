@@ -109,24 +109,26 @@ func (r *Request) Validate() error {
 type requestStep struct {
 	decode func(r *Request, m map[string]any) error
 	check  func(r *Request) error
+	// needsEvents marks checks that wait for claim-checked events.
+	needsEvents bool
 }
 
 var requestSteps = []requestStep{
-	{decodeIdentities, checkIdentities},
-	{decodeTrigger, checkTrigger},
-	{decodeDestination, checkDestination},
-	{decodePolicyField, checkPolicy},
-	{nil, checkEnabled},
-	{decodeFocus, checkFocus},
-	{decodeRehydration, checkRehydration},
-	{decodePreviousSemantic, checkPreviousSemantic},
-	{decodeState, checkState},
-	{decodeEventsField, checkEvents},
-	{decodeActiveIDs, checkActiveIDs},
-	{decodeRender, checkRender},
-	{decodeOutputTokens, checkOutputTokens},
-	{decodeFlags, checkFlags},
-	{decodeAccounting, nil},
+	{decodeIdentities, checkIdentities, false},
+	{decodeTrigger, checkTrigger, false},
+	{decodeDestination, checkDestination, false},
+	{decodePolicyField, checkPolicy, false},
+	{nil, checkEnabled, false},
+	{decodeFocus, checkFocus, false},
+	{decodeRehydration, checkRehydration, false},
+	{decodePreviousSemantic, checkPreviousSemantic, false},
+	{decodeState, checkState, false},
+	{decodeEventsField, checkEvents, true},
+	{decodeActiveIDs, checkActiveIDs, true},
+	{decodeRender, checkRender, false},
+	{decodeOutputTokens, checkOutputTokens, false},
+	{decodeFlags, checkFlags, false},
+	{decodeAccounting, nil, false},
 }
 
 var requestFields = keySet("v", "request_id", "trigger", "thread_id", "run_id", "root_turn_id",
@@ -171,7 +173,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 				return nil, err
 			}
 		}
-		if step.check != nil {
+		if step.check != nil && !(step.needsEvents && r.Events == nil) {
 			if err := step.check(r); err != nil {
 				return nil, err
 			}
@@ -409,9 +411,6 @@ func decodeEventList(raw any) ([]InputEvent, error) {
 }
 
 func checkEvents(r *Request) error {
-	if r.Events == nil && r.EventsObject != "" {
-		return nil // claim-checked events are validated once loaded
-	}
 	if len(r.Events) == 0 || len(r.Events) > maxEventsPerRequest {
 		return requestError("compaction event sequence is empty or oversized")
 	}
@@ -456,9 +455,6 @@ func decodeActiveIDs(r *Request, m map[string]any) error {
 }
 
 func checkActiveIDs(r *Request) error {
-	if r.Events == nil && r.EventsObject != "" {
-		return nil
-	}
 	if len(r.ActiveInputEventIDs) > len(r.Events) {
 		return requestError("active input event IDs are invalid")
 	}
