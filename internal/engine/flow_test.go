@@ -338,7 +338,9 @@ func TestLineageUserRequestsSurviveASecondGeneration(t *testing.T) {
 
 type failingSummarizer struct{ err error }
 
-func (f failingSummarizer) Summarize(context.Context, Payload) (Summary, error) { return Summary{}, f.err }
+func (f failingSummarizer) Summarize(context.Context, Payload) (Summary, error) {
+	return Summary{}, f.err
+}
 
 type panickingSummarizer struct{}
 
@@ -362,7 +364,9 @@ func TestSummarizerFailuresAreTyped(t *testing.T) {
 
 type panickingRenderer struct{}
 
-func (panickingRenderer) Render(*semantic.Semantic, []InputEvent) (Rendered, error) { panic("render boom") }
+func (panickingRenderer) Render(*semantic.Semantic, []InputEvent) (Rendered, error) {
+	panic("render boom")
+}
 
 type failingRenderer struct{}
 
