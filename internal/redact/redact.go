@@ -113,6 +113,14 @@ var detectors = []detector{
 		accept: acceptAssignment,
 	},
 	{
+		// The English form of 密码是: "the admin password is hunter2!".
+		class:   ClassPasswordAssignment,
+		anchors: []string{"passw", "passcode"},
+		fold:    true,
+		re:      anchored(`(?i)(?:password|passwd|passcode)[ \t]+(?:is|was)[ \t]+(?:"(?P<v>[^"\n]{1,256})"|'(?P<v>[^'\n]{1,256})'|(?P<v>[^\s"'<>,;()]{1,256}))`),
+		accept:  acceptSpokenPassword,
+	},
+	{
 		class:   ClassPasswordAssignment,
 		anchors: []string{"密码"},
 		re:      anchored(`密码(?:是|为|[:：])[ \t]*(?P<v>[^\s，。；、,;"'“”]{1,256})`),
@@ -150,6 +158,14 @@ func acceptAssignment(s string, loc, value []int) bool {
 		// "token: <value>" in prose is common; require something key-like.
 		return n >= 8 && strings.ContainsAny(v, "0123456789")
 	}
+}
+
+// acceptSpokenPassword keeps "password is <value>" only when the value looks
+// like a password rather than prose ("the password is required"): it holds a
+// digit or a symbol and is at least 4 characters long.
+func acceptSpokenPassword(s string, _, value []int) bool {
+	v := strings.TrimRight(s[value[0]:value[1]], ".:")
+	return utf8.RuneCountInString(v) >= 4 && strings.ContainsAny(v, "0123456789!@#$%^&*_+=~?")
 }
 
 // Find returns the secrets in s as non-overlapping byte ranges in order.
