@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// referenceCut is a brute-force transcription of engine.md 9.6, written
+// for clarity rather than speed (quadratic), working on ordinals like the
+// contract. It returns the cut ordinal and the pre-expansion cut.
+func referenceCut(events []InputEvent, budget int64, active []string) (cut, preExpansion int64) {
+	protectedIDs := map[string]bool{}
+	for _, id := range active {
+		protectedIDs[id] = true
+	}
+	users := 0
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Protected {
+			protectedIDs[events[i].EventID] = true
+		}
+		if events[i].Role == RoleUser && users < 2 {
+			protectedIDs[events[i].EventID] = true
+			users++
+		}
+	}
+	var added []InputEvent
+	var total int64
+	for i := len(events) - 1; i >= 0; i-- {
+		cost, _ := events[i].EstimatedTokens()
+		if len(added) > 0 && total+cost > budget {
+			break
+		}
+		added = append(added, events[i])
+		total += cost
+	}
+	cut = added[len(added)-1].LaneEventOrdinal
+	for _, e := range events {
+		if protectedIDs[e.EventID] && e.LaneEventOrdinal < cut {
+			cut = e.LaneEventOrdinal
+		}
+	}
+	preExpansion = cut
+	retainedCalls := map[string]bool{}
+	for _, e := range events {
+		if e.LaneEventOrdinal >= cut {
+			for _, id := range e.callIDs() {
+				retainedCalls[id] = true
+			}
+		}
+	}
+	for _, e := range events {
+		shares := false
+		for _, id := range e.callIDs() {
+			shares = shares || retainedCalls[id]
+		}
+		if e.LaneEventOrdinal >= cut || shares {
+			cut = e.LaneEventOrdinal
+			break
+		}
+	}
+	for i, e := range events {
+		if e.LaneEventOrdinal != cut || e.Role != RoleTool {
+			continue
+		}
+		for j := i; j >= 0; j-- {
+			if events[j].Role != RoleTool {
+				return events[j].LaneEventOrdinal, preExpansion
+			}
+		}
+	}
+	return cut, preExpansion
+}
+
+// randomLane builds a coding-agent-like lane: users, assistants issuing
+// tool calls, tool results answering them (sometimes out of order or
+// orphaned), protected flags and unset token counts.
+func randomLane(r *rand.Rand) ([]InputEvent, []string) {
+	n := 1 + r.IntN(40)
+	events := make([]InputEvent, 0, n)
+	var active []string
+	ordinal := int64(0)
+	for i := 0; i < n; i++ {
+		ordinal += 1 + int64(r.IntN(3))
+		e := InputEvent{
+			EventID: fmt.Sprintf("e%d", ordinal), RunAgentID: "a", ChatSeq: ordinal, LaneEventOrdinal: ordinal,
+			CheckpointNamespace: "root", Provenance: map[string]any{}, Content: ptr("x"), ArtifactIDs: []string{},
+		}
+		call := fmt.Sprintf("c%d", r.IntN(8))
+		switch r.IntN(4) {
+		case 0:
+			e.Role = RoleUser
+		case 1:
+			e.Role = RoleAssistant
+			if r.IntN(2) == 0 {
+				calls := []any{map[string]any{"call_id": call}}
+				if r.IntN(3) == 0 {
+					calls = append(calls, map[string]any{"call_id": fmt.Sprintf("c%d", r.IntN(8))}, "not an object")
+				}
+				e.Tool = map[string]any{"calls": calls}
+			}
+		default:
+			e.Role = RoleTool
+			if r.IntN(5) > 0 {
+				e.Tool = map[string]any{"call_id": call}
+			}
+		}
+		if r.IntN(8) > 0 {
+			e.TokenCount = ptr(int64(1 + r.IntN(50)))
+		}
+		e.Protected = r.IntN(12) == 0
+		if r.IntN(15) == 0 {
+			active = append(active, e.EventID)
+		}
+		events = append(events, e)
+	}
+	return events, active
+}
+
+// TestSplitTailProperties checks SplitTail against the reference on random
+// lanes, and these properties:
+//   - the tail is never empty and holds the newest event and every
+//     protected event (active ids, Protected flag, last two user events);
+//   - tool pairs: for every call id carried by an event at or after the
+//     pre-expansion cut (budget and protection), no prefix event carries it
+//     (expansion is single-pass, so pairs formed only by events that the
+//     expansion itself pulled into the tail are not guaranteed);
+//   - the tail starts with a tool event only if every event before it is a
+//     tool event too;
+//   - the result is deterministic.
+func TestSplitTailProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for iter := 0; iter < 3000; iter++ {
+		events, active := randomLane(r)
+		budget := int64(1 + r.IntN(300))
+		prefix, tail := SplitTail(events, budget, active)
+		describe := func() string { return fmt.Sprintf("iteration %d budget %d active %v lane %s", iter, budget, active, laneString(events)) }
+
+		wantCut, preExpansion := referenceCut(events, budget, active)
+		if len(tail) == 0 {
+			t.Fatalf("empty tail: %s", describe())
+		}
+		if tail[0].LaneEventOrdinal != wantCut || len(prefix)+len(tail) != len(events) {
+			t.Fatalf("cut %d, reference %d: %s", tail[0].LaneEventOrdinal, wantCut, describe())
+		}
+		prefix2, tail2 := SplitTail(events, budget, active)
+		if len(prefix2) != len(prefix) || len(tail2) != len(tail) {
+			t.Fatalf("not deterministic: %s", describe())
+		}
+		if tail[0].Role == RoleTool {
+			for _, e := range prefix {
+				if e.Role != RoleTool {
+					t.Fatalf("tail starts with a tool event after non-tool history: %s", describe())
+				}
+			}
+		}
+		checkToolPairs(t, events, prefix, preExpansion, describe)
+		checkProtectedRetained(t, events, prefix, active, describe)
+	}
+}
+
+func checkToolPairs(t *testing.T, events, prefix []InputEvent, preExpansion int64, describe func() string) {
+	t.Helper()
+	retained := map[string]bool{}
+	for _, e := range events {
+		if e.LaneEventOrdinal >= preExpansion {
+			for _, id := range e.callIDs() {
+				retained[id] = true
+			}
+		}
+	}
+	for _, e := range prefix {
+		for _, id := range e.callIDs() {
+			if retained[id] {
+				t.Fatalf("call %s split from its pair at %d: %s", id, e.LaneEventOrdinal, describe())
+			}
+		}
+	}
+}
+
+func checkProtectedRetained(t *testing.T, events, prefix []InputEvent, active []string, describe func() string) {
+	t.Helper()
+	inPrefix := map[string]bool{}
+	for _, e := range prefix {
+		inPrefix[e.EventID] = true
+	}
+	for _, id := range active {
+		if inPrefix[id] {
+			t.Fatalf("active event %s cut: %s", id, describe())
+		}
+	}
+	users := 0
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		isLastUser := e.Role == RoleUser && users < 2
+		if isLastUser {
+			users++
+		}
+		if (e.Protected || isLastUser || i == len(events)-1) && inPrefix[e.EventID] {
+			t.Fatalf("protected event %s cut: %s", e.EventID, describe())
+		}
+	}
+}
+
+func laneString(events []InputEvent) string {
+	s := ""
+	for _, e := range events {
+		cost, _ := e.EstimatedTokens()
+		s += fmt.Sprintf(" %d:%s/%d%v%v", e.LaneEventOrdinal, e.Role[:1], cost, e.callIDs(), map[bool]string{true: "P", false: ""}[e.Protected])
+	}
+	return s
+}
