@@ -77,10 +77,17 @@ func fuzzSeeds(t *testing.T) [][]byte {
 		func(m map[string]any) { m["v"] = int64(2) },
 		func(m map[string]any) { delete(m, "events"); m["events_object"] = "lane" },
 		func(m map[string]any) { m["events"].([]any)[0].(map[string]any)["tool"] = map[string]any{"calls": "x"} },
-		func(m map[string]any) { m["model_profile"] = map[string]any{"context_limit_kind": "shared_input_output"} },
+		func(m map[string]any) {
+			m["model_profile"] = map[string]any{"context_limit_kind": "shared_input_output"}
+		},
 		func(m map[string]any) { m["policy"] = map[string]any{"maximum_hierarchical_summary_calls": int64(1)} },
-		func(m map[string]any) { m["trigger"] = "auto"; m["anti_thrash"] = map[string]any{"cancellation_pending": true} },
-		func(m map[string]any) { m["accounting"] = map[string]any{"category_bytes": map[string]any{"system": int64(9)}} },
+		func(m map[string]any) {
+			m["trigger"] = "auto"
+			m["anti_thrash"] = map[string]any{"cancellation_pending": true}
+		},
+		func(m map[string]any) {
+			m["accounting"] = map[string]any{"category_bytes": map[string]any{"system": int64(9)}}
+		},
 		func(m map[string]any) { m["rendered_request_bytes"] = nil; m["render"] = "openai_chat_v1" },
 	}
 	for _, edit := range edits {

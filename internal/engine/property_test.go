@@ -134,7 +134,9 @@ func TestSplitTailProperties(t *testing.T) {
 		events, active := randomLane(r)
 		budget := int64(1 + r.IntN(300))
 		prefix, tail := SplitTail(events, budget, active)
-		describe := func() string { return fmt.Sprintf("iteration %d budget %d active %v lane %s", iter, budget, active, laneString(events)) }
+		describe := func() string {
+			return fmt.Sprintf("iteration %d budget %d active %v lane %s", iter, budget, active, laneString(events))
+		}
 
 		wantCut, preExpansion := referenceCut(events, budget, active)
 		if len(tail) == 0 {
