@@ -200,7 +200,7 @@ func (e InputEvent) EstimatedTokens() (int64, error) {
 	if e.TokenCount != nil && *e.TokenCount >= 0 {
 		return *e.TokenCount, nil
 	}
-	n, err := canonical.EncodedSize(e.View())
+	n, err := viewSize(&e)
 	if err != nil {
 		return 0, errcode.Wrap(errcode.InvalidEvent, "event is not canonical JSON", err)
 	}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/semantic"
 	"math/rand/v2"
 	"testing"
 )
@@ -211,4 +213,36 @@ func laneString(events []InputEvent) string {
 		s += fmt.Sprintf(" %d:%s/%d%v%v", e.LaneEventOrdinal, e.Role[:1], cost, e.callIDs(), map[bool]string{true: "P", false: ""}[e.Protected])
 	}
 	return s
+}
+
+// TestAppendViewMatchesCanonicalEncoding checks the hand-ordered view
+// encoder against the generic canonical encoder on random and fixture
+// events, and the canonical renderer against encoding the whole object.
+func TestAppendViewMatchesCanonicalEncoding(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	events, _ := randomLane(r)
+	events = append(events, fixtureEvents(t)...)
+	events = append(events, event(t, 99, RoleUser, "quote \" backslash \\ control \x01 tab \t é \u2028 </>&"))
+	for _, e := range events {
+		want, err := canonical.Encode(e.View())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendView(nil, &e)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("appendView:\n%s\nwant\n%s (%v)", got, want, err)
+		}
+	}
+	views := make([]any, len(events))
+	for i := range events {
+		views[i] = events[i].View()
+	}
+	sem := mustCompact(t, fixtureRequest(t), validSummarizer()).Checkpoint.Semantic
+	for _, s := range []*semantic.Semantic{nil, sem} {
+		want, _ := canonical.Encode(map[string]any{"events": views, "semantic": semanticValue(s)})
+		got, err := canonicalRenderer{}.Render(s, events)
+		if err != nil || string(got.Bytes) != string(want) {
+			t.Fatalf("canonical renderer differs from the canonical encoding (%v)", err)
+		}
+	}
 }

@@ -63,15 +63,22 @@ type canonicalRenderer struct{}
 var _ Renderer = canonicalRenderer{}
 
 func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
-	views := make([]any, len(events))
+	b := make([]byte, 0, 64+len(events)*512)
+	b = append(b, `{"events":[`...)
+	var err error
 	for i := range events {
-		views[i] = events[i].View()
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = appendView(b, &events[i]); err != nil {
+			return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+		}
 	}
-	b, err := canonical.Encode(map[string]any{"events": views, "semantic": semanticValue(sem)})
-	if err != nil {
+	b = append(b, `],"semantic":`...)
+	if b, err = canonical.AppendEncode(b, semanticValue(sem)); err != nil {
 		return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
 	}
-	return Rendered{Bytes: b}, nil
+	return Rendered{Bytes: append(b, '}')}, nil
 }
 
 // openAIChatRenderer renders an OpenAI chat "messages" array: the checkpoint
