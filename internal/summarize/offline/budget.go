@@ -204,13 +204,15 @@ func (o *output) clear() {
 
 // ladder lists the trimming steps in order of expendability. Each step drops
 // the oldest entry of one list if that list is above its floor and returns
-// the bytes it freed (0 when it had nothing to drop). The first rungs keep a
-// few entries of every list; the later ones may empty them.
+// the bytes it freed (0 when it had nothing to drop). History goes first
+// (finished work, resolved errors, settled requests), down to a few entries
+// each, then entirely; then the identifiers a continuation needs verbatim
+// down to a core; and only then what is still open.
 func (o *output) ladder() []func() int {
 	s := o.s
 	settled := func(r semantic.UserRequest) bool { return r.Status != "active" }
 	resolved := func(e semantic.ErrorEntry) bool { return e.Status == "resolved" }
-	rungs := func(floor func(int) int) []func() int {
+	history := func(floor func(int) int) []func() int {
 		return []func() int{
 			dropOldest(&s.Progress.Completed, floor(6), nil),
 			dropOldest(&s.Errors, floor(4), resolved),
@@ -222,15 +224,21 @@ func (o *output) ladder() []func() int {
 			dropOldest(&s.ArtifactRefs, floor(8), nil),
 			dropOldest(&s.Objective, floor(2), nil),
 			dropOldest(&o.otherCC, floor(4), nil),
-			dropOldest(&s.Constraints, floor(8), nil),
-			dropOldest(&s.Errors, floor(4), nil),
-			o.dropIdentifier(floor(24)),
-			dropOldest(&s.UserRequests, floor(4), nil),
 		}
 	}
 	keep := func(n int) int { return n }
 	none := func(int) int { return 0 }
-	return append(rungs(keep), rungs(none)...)
+	steps := append(history(keep), history(none)...)
+	return append(steps,
+		o.dropIdentifier(24),
+		dropOldest(&s.Constraints, 8, nil),
+		dropOldest(&s.Errors, 4, nil),
+		dropOldest(&s.UserRequests, 4, nil),
+		o.dropIdentifier(0),
+		dropOldest(&s.Constraints, 0, nil),
+		dropOldest(&s.Errors, 0, nil),
+		dropOldest(&s.UserRequests, 0, nil),
+	)
 }
 
 // dropOldest returns a step removing the oldest entry of *list that matches

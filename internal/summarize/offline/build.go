@@ -55,6 +55,9 @@ type draft struct {
 	otherCC     []semantic.Sourced // carried critical_context not in Cairn's format
 
 	calls       map[string]call // by call_id, this chunk
+	labels      map[string]string
+	cleaned     map[string]string
+	args        map[string]map[string]any
 	sourceBytes int
 	position    int   // index of the event being read
 	completions []int // positions of assistant events that report completion
@@ -103,6 +106,9 @@ func newDraft(o Options, prev *semantic.Semantic) *draft {
 		artifacts:   newOrdered[semantic.ArtifactRef](),
 		ids:         newTracker(o.MaxIdentifiers),
 		calls:       map[string]call{},
+		labels:      map[string]string{},
+		cleaned:     map[string]string{},
+		args:        map[string]map[string]any{},
 	}
 	if prev != nil {
 		d.carry(prev)
@@ -228,7 +234,7 @@ func (d *draft) identifiers(eventID, text string) {
 func (d *draft) user(eventID, text string) {
 	for _, sp := range sentences(text) {
 		if s := text[sp.start:sp.end]; isConstraint(s) {
-			d.sourced(d.constraints, cleanText(s, d.o.MaxTextBytes), eventID)
+			d.sourced(d.constraints, d.clean(s), eventID)
 		}
 	}
 	entry, ok := d.excerpt(eventID, text)
@@ -295,13 +301,13 @@ func (d *draft) assistant(e *engine.EventView, text string) {
 			if rationale == "" && i+1 < len(parts) {
 				rationale = becauseSentence(text[parts[i+1].start:parts[i+1].end])
 			}
-			d.decision(cleanText(choice, d.o.MaxTextBytes), cleanText(rationale, d.o.MaxTextBytes), e.EventID)
+			d.decision(d.clean(choice), d.clean(rationale), e.EventID)
 		}
 	}
 	if len(parts) > 0 {
 		if s := text[parts[0].start:parts[0].end]; isCompletion(s) {
 			d.completions = append(d.completions, d.position)
-			d.progressDone(cleanText(s, d.o.MaxTextBytes), e.EventID)
+			d.progressDone(d.clean(s), e.EventID)
 		}
 	}
 	for _, c := range toolCalls(e.Tool) {
@@ -378,8 +384,8 @@ func toolCalls(tool map[string]any) []toolCall {
 // issue registers a call as awaiting its result and records the command or
 // path it names as an identifier.
 func (d *draft) issue(eventID string, c toolCall) {
-	args := argumentMap(c.arguments)
-	label := callLabel(c.name, args)
+	args := d.argumentMap(c.arguments)
+	label := d.label(c.name, args)
 	if c.id != "" {
 		d.calls[c.id] = call{label: label, eventID: eventID}
 	}
@@ -400,6 +406,23 @@ func (d *draft) issue(eventID string, c toolCall) {
 
 // maxArgumentBytes bounds the JSON text of arguments this package parses.
 const maxArgumentBytes = 64 << 10
+
+// argumentMap is the package function memoized for short JSON texts; the
+// returned maps are only read.
+func (d *draft) argumentMap(v any) map[string]any {
+	text, ok := v.(string)
+	if !ok || len(text) > maxMemoKey {
+		return argumentMap(v)
+	}
+	if m, ok := d.args[text]; ok {
+		return m
+	}
+	m := argumentMap(text)
+	if len(d.args) < maxMemo {
+		d.args[text] = m
+	}
+	return m
+}
 
 // argumentMap returns a call's arguments as an object: model APIs carry them
 // as JSON text, some hosts as an object.
@@ -426,6 +449,42 @@ func stringArg(args map[string]any, keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// maxMemo bounds each memo of the draft (labels, cleaned texts, arguments).
+const maxMemo = 4096
+
+// maxMemoKey is the longest text worth memoizing.
+const maxMemoKey = 1024
+
+// clean is cleanText with the free-text bound, memoized: long lanes repeat
+// the same sentences, and cleaning runs the secret detectors.
+func (d *draft) clean(s string) string {
+	if len(s) > maxMemoKey {
+		return cleanText(s, d.o.MaxTextBytes)
+	}
+	if c, ok := d.cleaned[s]; ok {
+		return c
+	}
+	c := cleanText(s, d.o.MaxTextBytes)
+	if len(d.cleaned) < maxMemo {
+		d.cleaned[s] = c
+	}
+	return c
+}
+
+// label is callLabel memoized: long lanes repeat the same few calls, and
+// cleaning a label runs the secret detectors.
+func (d *draft) label(name string, args map[string]any) string {
+	key := name + "\x00" + stringArg(args, "command", "cmd") + "\x00" + stringArg(args, "path", "file", "file_path", "filename", "url", "query", "pattern")
+	if l, ok := d.labels[key]; ok {
+		return l
+	}
+	l := callLabel(name, args)
+	if len(d.labels) < maxMemo {
+		d.labels[key] = l
+	}
+	return l
 }
 
 // callLabel names a call by its tool and main argument, for example
@@ -473,7 +532,7 @@ func failed(tool map[string]any, text string) bool {
 
 // failure opens (or extends) the error of a call and marks it blocked.
 func (d *draft) failure(c call, eventID, text string) {
-	msg := cleanText(c.label+failedInfix+failureLines(text), d.o.MaxTextBytes)
+	msg := d.clean(c.label + failedInfix + failureLines(text))
 	if open := d.openErrors[c.label]; open != nil {
 		open.Message = msg
 		open.SourceEventIDs = cite(open.SourceEventIDs, eventID, d.o.MaxCitations)
@@ -582,6 +641,6 @@ func (d *draft) settleRequests() {
 
 func (d *draft) objectiveFrom(r semantic.UserRequest) {
 	if r.ExactExcerpt != nil {
-		d.sourced(d.objective, cleanText(*r.ExactExcerpt, d.o.MaxTextBytes), r.SourceEventID)
+		d.sourced(d.objective, d.clean(*r.ExactExcerpt), r.SourceEventID)
 	}
 }

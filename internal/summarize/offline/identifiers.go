@@ -47,30 +47,34 @@ var fileExtensions = map[string]bool{
 // commands, "$ " command lines, URLs, paths, ids and versions.
 func scanIdentifiers(text string, emit func(kind, string)) {
 	scanCommands(text, emit)
-	for from := 0; from < len(text); {
-		start := from
-		for start < len(text) && isDelimiter(text[start]) {
-			start++
+	for i := 0; i < len(text); {
+		for i < len(text) && delimiters[text[i]] {
+			i++
 		}
-		end := start
-		for end < len(text) && !isDelimiter(text[end]) {
-			end++
+		start, marked := i, false
+		for i < len(text) && !delimiters[text[i]] {
+			marked = marked || markers[text[i]]
+			i++
 		}
-		if end > start {
-			if k, id, ok := classify(text[start:end]); ok {
+		// A token without any of / . # - or a digit is a plain word.
+		if marked {
+			if k, id, ok := classify(text[start:i]); ok {
 				emit(k, id)
 			}
 		}
-		from = end
 	}
 }
 
-func isDelimiter(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\r', '"', '\'', '`', '(', ')', '<', '>', '[', ']', '{', '}', ',', '|', '*', '=':
-		return true
+// delimiters end a token; markers are the bytes some identifier must hold.
+var delimiters, markers [256]bool
+
+func init() {
+	for _, c := range []byte(" \t\n\r\"'`()<>[]{},|*=") {
+		delimiters[c] = true
 	}
-	return false
+	for _, c := range []byte("/.#-0123456789") {
+		markers[c] = true
+	}
 }
 
 // scanCommands finds `command` spans and lines that start with "$ ".
@@ -208,24 +212,32 @@ func isTicket(s string) bool {
 
 // isVersion accepts v1.2, v1.2.3-rc.1, go1.26, go1.26.8 and 1.2.3.
 func isVersion(s string) bool {
-	core := s
+	core, prefixed := s, true
 	switch {
 	case strings.HasPrefix(s, "go") && len(s) > 2 && s[2] >= '0' && s[2] <= '9':
 		core = s[2:]
 	case s[0] == 'v' && len(s) > 1:
 		core = s[1:]
+	default:
+		prefixed = false
 	}
 	core, _, _ = strings.Cut(core, "-")
-	parts := strings.Split(core, ".")
-	if len(parts) < 2 || len(parts) > 4 || core == s && len(parts) < 3 {
-		return false
-	}
-	for _, p := range parts {
-		if !allDigits(p) {
+	parts, digits := 1, 0
+	for i := 0; i < len(core); i++ {
+		switch c := core[i]; {
+		case c == '.':
+			if digits == 0 {
+				return false
+			}
+			parts, digits = parts+1, 0
+		case c >= '0' && c <= '9':
+			digits++
+		default:
 			return false
 		}
 	}
-	return true
+	// A bare number needs three parts: "0.5" is a number, "1.2.3" a version.
+	return digits > 0 && parts >= 2 && parts <= 4 && (prefixed || parts >= 3)
 }
 
 // path accepts file paths and package paths: tokens of path characters that
@@ -282,18 +294,23 @@ type ident struct {
 type tracker struct {
 	max   int
 	clock int
-	byKey map[string]*ident
+	byKey map[identKey]*ident
+}
+
+type identKey struct {
+	kind kind
+	text string
 }
 
 func newTracker(max int) *tracker {
-	return &tracker{max: max, byKey: map[string]*ident{}}
+	return &tracker{max: max, byKey: map[identKey]*ident{}}
 }
 
 func (t *tracker) see(k kind, text, eventID string) {
 	if !utf8.ValidString(text) {
 		return
 	}
-	key := kindHeaders[k] + text
+	key := identKey{k, text}
 	id := t.byKey[key]
 	if id == nil {
 		id = &ident{kind: k, text: text, secret: redact.Contains(text)}
@@ -309,7 +326,7 @@ func (t *tracker) see(k kind, text, eventID string) {
 // carry adds an identifier from the previous semantic, older than anything
 // seen in this chunk but in its original order.
 func (t *tracker) carry(k kind, text, eventID string, order int) {
-	key := kindHeaders[k] + text
+	key := identKey{k, text}
 	if _, ok := t.byKey[key]; ok || !utf8.ValidString(text) {
 		return
 	}
@@ -320,7 +337,7 @@ func (t *tracker) carry(k kind, text, eventID string, order int) {
 func (t *tracker) evict(keep int) {
 	all := t.list()
 	for _, id := range all[:max(len(all)-keep, 0)] {
-		delete(t.byKey, kindHeaders[id.kind]+id.text)
+		delete(t.byKey, identKey{id.kind, id.text})
 	}
 }
 
