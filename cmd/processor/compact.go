@@ -21,7 +21,10 @@ func init() {
 // summarizerFor returns the Summarizer named by --summarizer. It is a
 // variable so the binary can wire in the offline and model summarizers and
 // tests can substitute their own.
-var summarizerFor = func(name string) (engine.Summarizer, error) {
+var summarizerFor = unconfigured
+
+// unconfigured is the hook's default: a Summarizer that fails every call.
+func unconfigured(name string) (engine.Summarizer, error) {
 	return unconfiguredSummarizer{name: name}, nil
 }
 

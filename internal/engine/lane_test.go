@@ -102,6 +102,9 @@ func codingLane(t testing.TB, n, largeEvery int) []InputEvent {
 				fmt.Sprintf("--- FAIL: TestCacheEviction (0.01s)\n    cache_test.go:%d: got 3 entries, want 2\nFAIL\texit status 1", 40+step%50))
 		case step%4 == 2:
 			b.toolCall("Applying the fix.", "apply_patch "+file, fmt.Sprintf("patched %s: 1 hunk, +%d -%d", file, 3+step%9, 1+step%4))
+		case step%4 == 3:
+			b.toolCall("Re-running the tests after the fix.", "go test ./internal/store/...",
+				fmt.Sprintf("ok  \tgithub.com/acme/shop/internal/store\t0.%03ds", 100+step%800))
 		default:
 			b.toolCall("Checking the file.", "sed -n 1,40p "+file, fmt.Sprintf("package %s\n\n// line %d of %s\nfunc Get(key string) (Product, bool) {", strings.Split(file, "/")[1], step, file))
 		}
