@@ -23,7 +23,9 @@ const ccEntryBytes = 1000
 
 // budget is the size the output is trimmed to: Ratio of the chunk's source
 // text plus the previous semantic, at least MinBytes, at most MaxBytes, and
-// no more than about four bytes per allowed output token.
+// no more than about four bytes per allowed output token. The payload does
+// not carry the policy's semantic_max_bytes; when a repair call reports that
+// the previous output exceeded it, the reported limit caps the budget.
 func budget(o Options, p engine.Payload, sourceBytes int) int {
 	b := int(o.Ratio * float64(sourceBytes))
 	if p.PreviousSemantic != nil {
@@ -33,7 +35,40 @@ func budget(o Options, p engine.Payload, sourceBytes int) int {
 	if p.MaximumOutputTokens > 0 {
 		b = min(b, max(4*p.MaximumOutputTokens, minBudget))
 	}
-	return min(b, o.MaxBytes)
+	b = min(b, o.MaxBytes)
+	if limit, ok := repairLimit(p.Repair); ok {
+		b = min(b, limit)
+	}
+	return b
+}
+
+// repairLimit reads the byte limit from a repair that rejected an oversized
+// output (details {"bytes", "limit"}).
+func repairLimit(r *engine.Repair) (int, bool) {
+	if r == nil {
+		return 0, false
+	}
+	var limit float64
+	switch x := r.Error.Details["limit"].(type) {
+	case int:
+		limit = float64(x)
+	case int64:
+		limit = float64(x)
+	case float64:
+		limit = x
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return 0, false
+		}
+		limit = f
+	default:
+		return 0, false
+	}
+	if limit < 1 || limit > maxSemanticBytes {
+		return 0, false
+	}
+	return int(limit), true
 }
 
 // output is the draft flattened into bounded lists, with critical_context

@@ -394,8 +394,12 @@ func (d *draft) issue(eventID string, c toolCall) {
 		SourceEventIDs:       []string{eventID},
 		VerificationEventIDs: []string{},
 	})
-	if cmd := stringArg(args, "command", "cmd"); cmd != "" && looksLikeCommand(cmd) {
-		d.ids.see(kindCommand, cmd, eventID)
+	if cmd := stringArg(args, "command", "cmd"); cmd != "" {
+		// An explicit command argument is a command whatever its first word.
+		if first, _, _ := strings.Cut(strings.TrimSpace(cmd), "\n"); first != "" && len(first) <= 200 {
+			d.ids.see(kindCommand, first, eventID)
+		}
+		d.identifiers(eventID, cmd)
 	}
 	if p := stringArg(args, "path", "file", "file_path", "filename"); p != "" {
 		if p, ok := path(p); ok {

@@ -125,3 +125,20 @@ func semanticOf(t testing.TB, res *engine.Result) *semantic.Semantic {
 	}
 	return res.Checkpoint.Semantic
 }
+
+// TestEngineRepairShrinksToThePolicyByteLimit: the payload does not carry
+// semantic_max_bytes, so a too-large first output is repaired once, to the
+// limit the validator reports.
+func TestEngineRepairShrinksToThePolicyByteLimit(t *testing.T) {
+	const limit = 3000
+	_, res, rec := compact(t, lanegen.RequestOptions{
+		Lane:   lanegen.Options{Events: 300, Seed: 3},
+		Policy: map[string]any{"semantic_max_bytes": limit},
+	})
+	if res.Status != "compacted" || rec.repairs != 1 {
+		t.Fatalf("status %s with %d repairs, want compacted after one repair", res.Status, rec.repairs)
+	}
+	if n := jsonSize(semanticOf(t, res)); n > limit {
+		t.Fatalf("semantic is %d bytes, over the %d-byte limit", n, limit)
+	}
+}

@@ -79,8 +79,12 @@ func readable(e engine.EventView) string {
 	var b strings.Builder
 	b.WriteString(eventText(&e))
 	for _, c := range toolCalls(e.Tool) {
-		if s, ok := c.arguments.(string); ok {
-			b.WriteString("\n" + s)
+		switch args := c.arguments.(type) {
+		case string:
+			b.WriteString("\n" + args)
+		case map[string]any:
+			data, _ := json.Marshal(args)
+			b.Write(append([]byte{'\n'}, data...))
 		}
 	}
 	return b.String()

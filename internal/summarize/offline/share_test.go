@@ -1,0 +1,83 @@
+package offline
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/lanegen"
+)
+
+// cpuTime is the CPU time this process has used so far. It is a steadier
+// yardstick than wall time on a shared machine.
+func cpuTime(t testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestSummaryDoesNotDominateCompact compares the CPU time of the offline
+// summaries of a lane with that of the whole engine compaction that calls
+// them, on the 1 000 and 10 000-event lanes of the benchmarks: the summary
+// must stay under half of it.
+func TestSummaryDoesNotDominateCompact(t *testing.T) {
+	sizes := []int{1000, 10000}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, events := range sizes {
+		summaryShare(t, events, max(1, 3000/events))
+	}
+}
+
+func summaryShare(t *testing.T, events, rounds int) {
+	data := lanegen.RequestJSON(lanegen.RequestOptions{Lane: lanegen.Options{Events: events, Seed: 1}})
+	req, err := engine.DecodeRequest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recording{s: New(DefaultOptions())}
+	var payloads []engine.Payload
+	capture := summarizerFunc(func(ctx context.Context, p engine.Payload) (engine.Summary, error) {
+		payloads = append(payloads, p)
+		return rec.Summarize(ctx, p)
+	})
+	if _, err := engine.Compact(context.Background(), req, capture, now); err != nil {
+		t.Fatal(err)
+	}
+
+	start := cpuTime(t)
+	for range rounds {
+		if _, err := engine.Compact(context.Background(), req, rec, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compactCPU := cpuTime(t) - start
+
+	start = cpuTime(t)
+	for range rounds {
+		for _, p := range payloads {
+			if _, err := rec.s.Summarize(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	summaryCPU := cpuTime(t) - start
+
+	share := float64(summaryCPU) / float64(compactCPU)
+	t.Logf("%d events, %d chunk(s): compact %v CPU, of which the offline summary %v (%.0f%%)",
+		events, len(payloads), compactCPU/time.Duration(rounds), summaryCPU/time.Duration(rounds), 100*share)
+	if share >= 0.5 {
+		t.Errorf("%d events: the offline summary takes %.0f%% of compact's CPU time, want under half", events, 100*share)
+	}
+}
+
+type summarizerFunc func(context.Context, engine.Payload) (engine.Summary, error)
+
+func (f summarizerFunc) Summarize(ctx context.Context, p engine.Payload) (engine.Summary, error) {
+	return f(ctx, p)
+}
