@@ -3,6 +3,7 @@ package canonical
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -304,5 +305,37 @@ func TestEncodeLargeStringRuns(t *testing.T) {
 	want := `"` + strings.Repeat(`a\"b`, 1000) + `"`
 	if string(got) != want {
 		t.Fatal("escaped runs differ")
+	}
+}
+
+// Hash shares pooled encoders between goroutines; run with -race.
+func TestHashConcurrent(t *testing.T) {
+	values := []any{
+		map[string]any{"a": []any{1, "x\n", map[string]any{"b": nil}}},
+		[]string{"p", "q"},
+		strings.Repeat("long \"escaped\" text\t", 500),
+		map[string]int64{"n": 7},
+	}
+	want := make([]string, len(values))
+	for i, v := range values {
+		want[i], _ = Hash(v)
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for n := range 200 {
+				i := (g + n) % len(values)
+				if got, err := Hash(values[i]); err != nil || got != want[i] {
+					errs <- fmt.Errorf("value %d: Hash = %s, %v; want %s", i, got, err, want[i])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -79,7 +79,8 @@ func ParseJSON(b []byte) (*Semantic, error) {
 
 // Parse builds a Semantic from a decoded value: a map[string]any as returned
 // by canonical.Decode or built by hand (lists as []any, numbers as json.Number
-// or Go numbers), or a *Semantic, which is re-validated and returned as is.
+// or Go numbers), or a *Semantic (re-validated and returned as is) or Semantic (re-validated
+// and returned by address).
 // It applies closed-field normalisation (unknown fields, then missing fields)
 // and the shape check of engine.md 6.5 in the contract's order; the first
 // failure is returned as an *errcode.Error with code invalid_compaction_semantic
@@ -94,6 +95,11 @@ func Parse(v any) (*Semantic, error) {
 			return nil, err
 		}
 		return x, nil
+	case Semantic:
+		if err := x.Validate(); err != nil {
+			return nil, err
+		}
+		return &x, nil
 	case map[string]any:
 		return parseMap(x)
 	default:

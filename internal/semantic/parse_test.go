@@ -268,7 +268,12 @@ func TestParseTyped(t *testing.T) {
 	if err != nil || got != s {
 		t.Fatalf("Parse(*Semantic) = %p, %v; want the same value", got, err)
 	}
+	if v, err := Parse(*s); err != nil || v.Objective[0].Text != s.Objective[0].Text {
+		t.Fatalf("Parse(Semantic) = %v, %v", v, err)
+	}
 	s.Objective[0].SourceEventIDs = nil
+	_, err = Parse(*s)
+	wantInvalid(t, err, msgIDs)
 	_, err = Parse(s)
 	wantInvalid(t, err, msgIDs)
 	wantInvalid(t, (&Semantic{}).Validate(), msgVersion)
