@@ -17,22 +17,22 @@ import (
 // Commit steps a test can stop the processor after (Config.crashAt).
 const (
 	stepSummaryRequested = "summary_requested"
-	stepCheckpointStored = "checkpoint_stored"
 	stepLedgerStored     = "ledger_stored"
+	stepCheckpointStored = "checkpoint_stored"
 	stepHeadAdvanced     = "head_advanced"
 	stepOutboxPublished  = "outbox_published"
 	stepLedgerFinal      = "ledger_final"
 )
 
 // CrashSteps lists every commit step in order, for crash tests.
-var CrashSteps = []string{stepSummaryRequested, stepCheckpointStored, stepLedgerStored, stepHeadAdvanced, stepOutboxPublished, stepLedgerFinal}
+var CrashSteps = []string{stepSummaryRequested, stepLedgerStored, stepCheckpointStored, stepHeadAdvanced, stepOutboxPublished, stepLedgerFinal}
 
 // compact is the innermost handler: it runs one request to its outcome.
 // A request whose checkpoint is already stored resumes at activation and
 // never calls the model again.
 func (p *Processor) compact(ctx context.Context, d *delivery) error {
-	if d.entry.State == ledger.Stored && d.entry.Plan != nil {
-		return p.activate(ctx, d, d.entry.Plan)
+	if d.entry.State == ledger.Stored {
+		return p.commitStored(ctx, d)
 	}
 	req := d.req
 	lane := req.lane()
@@ -74,20 +74,34 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 		ID: req.RequestID, Hash: res.CheckpointHash, ParentID: req.parent(), ParentHash: headHash(head),
 		Generation: plan.Generation, Body: res.Checkpoint,
 	}
-	if err := p.lanes.PutCheckpoint(ctx, cp); err != nil {
-		return err
-	}
-	if err := p.crashPoint(stepCheckpointStored); err != nil {
-		return err
-	}
 	err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
-		e.State, e.Plan = ledger.Stored, plan
+		e.State, e.Plan, e.Checkpoint = ledger.Stored, plan, cp
 		closeAttempt(e, rs.usageJSON())
 	})
 	if err != nil {
 		return err
 	}
 	if err := p.crashPoint(stepLedgerStored); err != nil {
+		return err
+	}
+	return p.commitStored(ctx, d)
+}
+
+// commitStored stores the ledger's checkpoint (insert-or-verify: a repeat
+// after a crash writes the same bytes) and activates the ledger's plan. The
+// plan is recorded before the checkpoint so that a redelivery never
+// recomputes a checkpoint whose model output or created_at would differ.
+func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
+	d.mu.Lock()
+	plan, cp := d.entry.Plan, d.entry.Checkpoint
+	d.mu.Unlock()
+	if plan == nil || cp == nil {
+		return errcode.New(errcode.Internal, "stored request has no plan or checkpoint")
+	}
+	if err := p.lanes.PutCheckpoint(ctx, cp); err != nil {
+		return err
+	}
+	if err := p.crashPoint(stepCheckpointStored); err != nil {
 		return err
 	}
 	return p.activate(ctx, d, plan)
@@ -280,7 +294,7 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 	}
 	outcome := plan.Outbox[0]
 	err := p.updateEntry(ctx, d, func(e *ledger.Entry) {
-		e.State, e.Outcome, e.Plan = ledger.Activated, &outcome, nil
+		e.State, e.Outcome, e.Plan, e.Checkpoint = ledger.Activated, &outcome, nil, nil
 		closeAttempt(e, nil)
 	})
 	if err != nil {

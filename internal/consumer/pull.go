@@ -47,9 +47,12 @@ func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup)
 		if n == 0 {
 			return
 		}
-		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(p.cfg.PullWait), jetstream.FetchContext(ctx))
+		fetchCtx, cancelFetch := context.WithTimeout(ctx, p.cfg.PullWait)
+		batch, err := cons.Fetch(n, jetstream.FetchContext(fetchCtx))
 		if err != nil {
+			cancelFetch()
 			release(slots, n)
+			p.log.Warn("consumer: pull request failed", "err", err)
 			failures++
 			broken.Store(true)
 			waitFor(ctx, retryDelay(failures))
@@ -58,9 +61,10 @@ func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup)
 		fetches.Add(1)
 		go func() {
 			defer fetches.Done()
+			defer cancelFetch()
 			got := p.dispatch(workCtx, batch, slots, inflight)
 			release(slots, n-got)
-			if err := batch.Error(); err != nil && !errors.Is(err, context.Canceled) {
+			if err := batch.Error(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				p.log.Warn("consumer: pull failed; re-creating the consumer", "err", err)
 				broken.Store(true)
 				waitFor(ctx, retryDelay(2))

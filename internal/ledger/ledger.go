@@ -33,7 +33,8 @@ const (
 	Started State = "started"
 	// SummaryRequested: a model call was (or is being) made; see Attempts.
 	SummaryRequested State = "summary_requested"
-	// Stored: the checkpoint is stored and Plan holds the head to activate.
+	// Stored: Checkpoint and Plan (the head to activate) are decided; the
+	// checkpoint may or may not be written yet.
 	Stored State = "stored"
 	// Activated, Failed and Skipped are terminal; Outcome holds the event.
 	Activated State = "activated"
@@ -73,11 +74,17 @@ type Entry struct {
 	// exactly as received (see ContentHash).
 	ContentHash string `json:"content_hash"`
 	State       State  `json:"state"`
+	// Retryable is set with state Failed when a resend may succeed; a resend
+	// then reopens the request instead of replaying the failure.
+	Retryable bool `json:"retryable,omitempty"`
 	// Round counts how often a retryable failure was reopened by a resend.
 	Round    int       `json:"round,omitempty"`
 	Attempts []Attempt `json:"attempts,omitempty"`
-	// Plan is the head a stored checkpoint activates (state Stored and later).
-	Plan *lanes.Head `json:"plan,omitempty"`
+	// Plan is the head the request activates and Checkpoint the checkpoint
+	// it stores (state Stored). Both are recorded before the checkpoint is
+	// written, so recovery repeats the same bytes instead of recomputing.
+	Plan       *lanes.Head       `json:"plan,omitempty"`
+	Checkpoint *lanes.Checkpoint `json:"checkpoint,omitempty"`
 	// Outcome is the event a terminal state published; a repeat of the
 	// request re-publishes it unchanged (same event id).
 	Outcome   *outbox.Record `json:"outcome,omitempty"`

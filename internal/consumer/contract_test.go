@@ -1,0 +1,355 @@
+package consumer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
+)
+
+// The processor's delivery contract, written once and run against every
+// deployment mode.
+func TestContractSingleServer(t *testing.T) { runContract(t, singleEnv) }
+
+func TestContractCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3-node cluster: skipped with -short")
+	}
+	runContract(t, clusterEnv)
+}
+
+func runContract(t *testing.T, mk func(testing.TB) *env) {
+	e := mk(t)
+	r := e.start(t, testConfig(), nil, nil)
+	cases := []struct {
+		name string
+		run  func(*testing.T, *env)
+	}{
+		{"activates once and queues the harvest job", contractActivate},
+		{"repeats are no-ops with the same outcome", contractRepeat},
+		{"racing requests on one parent", contractRace},
+		{"a chain of three cites each parent's hash", contractChain},
+		{"malformed requests fail and the processor keeps serving", contractMalformed},
+		{"claim check", contractClaimCheck},
+		{"skipped", contractSkipped},
+		{"many lanes at once", contractMany},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, e) })
+	}
+	r.stop()
+	if err := r.wait(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	t.Run("slow model is kept alive by InProgress", func(t *testing.T) { contractSlowModel(t, e) })
+	t.Run("crash between commit steps, then restart", func(t *testing.T) { contractCrash(t, e) })
+}
+
+func contractActivate(t *testing.T, e *env) {
+	spec := reqSpec{id: "act-1", lane: "act"}
+	e.publish(t, spec.body(), spec.id)
+	ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
+	if ev.Subject != topology.SubjectActivated || ev.str("kind") != "activated" {
+		t.Fatalf("want activated, got %s %v", ev.Subject, ev.Body)
+	}
+	if ev.MsgID != "act-1:activated" || ev.str("event_id") != ev.MsgID {
+		t.Fatalf("event id: header %q body %q", ev.MsgID, ev.str("event_id"))
+	}
+	if ev.num("generation") != 1 || ev.Body["checkpoint"] == nil || ev.str("checkpoint_hash") == "" {
+		t.Fatalf("activated event incomplete: %v", ev.Body)
+	}
+	if ev.Trace == "" {
+		t.Fatal("traceparent not carried")
+	}
+	h := e.head(t, laneOf("act"))
+	if h == nil || h.CheckpointID != "act-1" || h.Generation != 1 || h.HeadHash != ev.str("checkpoint_hash") {
+		t.Fatalf("head not moved: %+v", h)
+	}
+	testenv.Eventually(t, waitLong, func() error {
+		if h := e.head(t, laneOf("act")); len(h.Outbox) != 0 {
+			return fmt.Errorf("outbox not cleared: %d records", len(h.Outbox))
+		}
+		return nil
+	})
+	var job *event
+	for _, j := range e.streamEvents(t, topology.StreamHarvest) {
+		if j.str("head_entry_id") == "act-1" {
+			job = &j
+		}
+	}
+	if job == nil || job.str("conversation_id") != "thread-act" || job.str("transcript") == "" {
+		t.Fatalf("harvest job missing or incomplete: %+v", job)
+	}
+	if en := e.ledgerEntry(t, "act-1"); en.State != ledger.Activated || en.Outcome == nil || en.Outcome.EventID != "act-1:activated" {
+		t.Fatalf("ledger: %+v", en)
+	}
+}
+
+func contractRepeat(t *testing.T, e *env) {
+	spec := reqSpec{id: "rep-1", lane: "rep"}
+	e.publish(t, spec.body(), spec.id)
+	first := onlyEvent(t, e.awaitOutcome(t, spec.id))
+	if ack := e.publish(t, spec.body(), spec.id); !ack.Duplicate {
+		t.Fatal("same Nats-Msg-Id inside the window was not deduplicated by the stream")
+	}
+	// Without the header the stream keeps it, as after the window: the ledger
+	// must make it a no-op that republishes the same outcome.
+	ack := e.publish(t, spec.body(), "")
+	testenv.Eventually(t, waitLong, func() error {
+		info, err := e.consumerInfo(t)
+		if err != nil {
+			return err
+		}
+		if info.AckFloor.Stream < ack.Sequence {
+			return fmt.Errorf("resend (seq %d) not settled yet (ack floor %d)", ack.Sequence, info.AckFloor.Stream)
+		}
+		return nil
+	})
+	again := onlyEvent(t, e.eventsFor(t, spec.id))
+	if again.MsgID != first.MsgID {
+		t.Fatalf("outcome id changed: %s then %s", first.MsgID, again.MsgID)
+	}
+	if h := e.head(t, laneOf("rep")); h.Generation != 1 {
+		t.Fatalf("second activation: generation %d", h.Generation)
+	}
+	// A different body under the used id is request_id_conflict.
+	other := reqSpec{id: "rep-1", lane: "rep", events: 4}
+	e.publish(t, other.body(), "")
+	testenv.Eventually(t, waitLong, func() error {
+		for _, ev := range e.eventsFor(t, spec.id) {
+			if ev.code() == errcode.RequestIDConflict {
+				return nil
+			}
+		}
+		return fmt.Errorf("no request_id_conflict yet")
+	})
+	if en := e.ledgerEntry(t, "rep-1"); en.State != ledger.Activated {
+		t.Fatalf("conflict overwrote the ledger: %+v", en)
+	}
+}
+
+func contractRace(t *testing.T, e *env) {
+	base := reqSpec{id: "race-0", lane: "race"}
+	e.publish(t, base.body(), base.id)
+	onlyEvent(t, e.awaitOutcome(t, base.id))
+	a, b := reqSpec{id: "race-a", lane: "race", parent: "race-0"}, reqSpec{id: "race-b", lane: "race", parent: "race-0"}
+	e.publish(t, a.body(), a.id)
+	e.publish(t, b.body(), b.id)
+	ea, eb := onlyEvent(t, e.awaitOutcome(t, a.id)), onlyEvent(t, e.awaitOutcome(t, b.id))
+	kinds := []string{ea.str("kind"), eb.str("kind")}
+	slices.Sort(kinds)
+	if !slices.Equal(kinds, []string{"activated", "failed"}) {
+		t.Fatalf("want one activated and one failed, got %v", kinds)
+	}
+	failed := ea
+	if ea.str("kind") == "activated" {
+		failed = eb
+	}
+	if failed.code() != errcode.StaleHead {
+		t.Fatalf("loser failed with %q, want stale_head", failed.code())
+	}
+	if h := e.head(t, laneOf("race")); h.Generation != 2 {
+		t.Fatalf("generation %d, want 2", h.Generation)
+	}
+}
+
+func contractChain(t *testing.T, e *env) {
+	parent, parentHash := "", ""
+	for i := 1; i <= 3; i++ {
+		spec := reqSpec{id: fmt.Sprintf("chain-%d", i), lane: "chain", parent: parent}
+		e.publish(t, spec.body(), spec.id)
+		ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
+		if ev.str("kind") != "activated" || ev.num("generation") != int64(i) {
+			t.Fatalf("step %d: %v", i, ev.Body)
+		}
+		if got, _ := ev.Body["parent_checkpoint_hash"].(string); got != parentHash {
+			t.Fatalf("step %d cites parent hash %q, want %q", i, got, parentHash)
+		}
+		cp, err := e.checkpoint(t, spec.id)
+		if err != nil || cp.ParentHash != parentHash || cp.Hash != ev.str("checkpoint_hash") {
+			t.Fatalf("stored checkpoint %d: %+v %v", i, cp, err)
+		}
+		parent, parentHash = spec.id, ev.str("checkpoint_hash")
+	}
+}
+
+func contractMalformed(t *testing.T, e *env) {
+	cases := []struct {
+		name, msgID string
+		body        []byte
+		code        string
+	}{
+		{"not json", "bad-json", []byte("{nope"), errcode.InvalidRequest},
+		{"unknown version", "bad-v", reqSpec{id: "bad-v", extra: map[string]any{"v": 9}}.body(), errcode.UnsupportedVersion},
+		{"no events", "bad-ev", reqSpec{id: "bad-ev", extra: map[string]any{"events": nil}}.body(), errcode.InvalidRequest},
+		{"msg id differs", "other-id", reqSpec{id: "bad-id"}.body(), errcode.InvalidRequest},
+		{"engine rejects", "bad-trigger", reqSpec{id: "bad-trigger", extra: map[string]any{"trigger": nil}}.body(), errcode.InvalidRequest},
+		{"deadline passed", "bad-dl", reqSpec{id: "bad-dl", lane: "dl", extra: map[string]any{"deadline_at": "2001-01-01T00:00:00Z"}}.body(), errcode.DeadlineExceeded},
+		{"stale parent", "bad-parent", reqSpec{id: "bad-parent", lane: "nolane", parent: "nope"}.body(), errcode.StaleHead},
+	}
+	for _, c := range cases {
+		e.publish(t, c.body, c.msgID)
+		ev := onlyEvent(t, e.awaitOutcome(t, c.msgID))
+		if ev.Subject != topology.SubjectFailed || ev.code() != c.code {
+			t.Fatalf("%s: got %s %q, want failed %q", c.name, ev.Subject, ev.code(), c.code)
+		}
+		if ev.num("stream_sequence") == 0 {
+			t.Fatalf("%s: failed event lacks stream_sequence", c.name)
+		}
+	}
+	ok := reqSpec{id: "after-bad", lane: "after"}
+	e.publish(t, ok.body(), ok.id)
+	if ev := onlyEvent(t, e.awaitOutcome(t, ok.id)); ev.str("kind") != "activated" {
+		t.Fatalf("processor stopped serving: %v", ev.Body)
+	}
+}
+
+func contractClaimCheck(t *testing.T, e *env) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	full := reqSpec{id: "claim-1", lane: "claim"}
+	var m map[string]any
+	mustJSON(t, full.body(), &m)
+	events := mustMarshal(t, m["events"])
+	if _, err := e.stores.Lanes.PutBytes(ctx, "claim-1-events", events); err != nil {
+		t.Fatal(err)
+	}
+	spec := reqSpec{id: "claim-1", lane: "claim", extra: map[string]any{"events": nil, "events_object": "claim-1-events"}}
+	e.publish(t, spec.body(), spec.id)
+	if ev := onlyEvent(t, e.awaitOutcome(t, spec.id)); ev.str("kind") != "activated" {
+		t.Fatalf("claim-checked request: %v", ev.Body)
+	}
+	missing := reqSpec{id: "claim-2", lane: "claim2", extra: map[string]any{"events": nil, "events_object": "nothing-here"}}
+	e.publish(t, missing.body(), missing.id)
+	if ev := onlyEvent(t, e.awaitOutcome(t, missing.id)); ev.code() != errcode.EventsObjectMissing {
+		t.Fatalf("missing object: %v", ev.Body)
+	}
+	big := make([]byte, testConfig().MaxEventsObjectBytes+1)
+	if _, err := e.stores.Lanes.PutBytes(ctx, "claim-3-events", big); err != nil {
+		t.Fatal(err)
+	}
+	tooBig := reqSpec{id: "claim-3", lane: "claim3", extra: map[string]any{"events": nil, "events_object": "claim-3-events"}}
+	e.publish(t, tooBig.body(), tooBig.id)
+	if ev := onlyEvent(t, e.awaitOutcome(t, tooBig.id)); ev.code() != errcode.PayloadTooLarge {
+		t.Fatalf("oversized object: %v", ev.Body)
+	}
+}
+
+func contractSkipped(t *testing.T, e *env) {
+	spec := reqSpec{id: "skip-1", lane: "skip", events: 1}
+	e.publish(t, spec.body(), spec.id)
+	ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
+	if ev.Subject != topology.SubjectSkipped || ev.str("reason") == "" {
+		t.Fatalf("want skipped with a reason: %s %v", ev.Subject, ev.Body)
+	}
+	if h := e.head(t, laneOf("skip")); h != nil {
+		t.Fatalf("skipped request moved the head: %+v", h)
+	}
+}
+
+func contractMany(t *testing.T, e *env) {
+	const n = 24
+	for i := range n {
+		spec := reqSpec{id: fmt.Sprintf("many-%d", i), lane: fmt.Sprintf("many-%d", i%6), parent: ""}
+		if i >= 6 {
+			continue // one per lane: parents are unknown until the first lands
+		}
+		e.publish(t, spec.body(), spec.id)
+	}
+	for i := range 6 {
+		if ev := onlyEvent(t, e.awaitOutcome(t, fmt.Sprintf("many-%d", i))); ev.str("kind") != "activated" {
+			t.Fatalf("many-%d: %v", i, ev.Body)
+		}
+	}
+	if e.stepDown != nil {
+		e.stepDown() // the requests stream's leader moves mid-run
+	}
+	for i := 6; i < n; i++ {
+		spec := reqSpec{id: fmt.Sprintf("many-%d", i), lane: fmt.Sprintf("many-%d", i%6), parent: fmt.Sprintf("many-%d", i-6)}
+		e.publish(t, spec.body(), spec.id)
+		if ev := onlyEvent(t, e.awaitOutcome(t, spec.id)); ev.str("kind") != "activated" {
+			t.Fatalf("%s: %v", spec.id, ev.Body)
+		}
+		if i == n/2 && e.stepDown != nil {
+			e.stepDown()
+		}
+	}
+	for l := range 6 {
+		if h := e.head(t, laneOf(fmt.Sprintf("many-%d", l))); h.Generation != n/6 {
+			t.Fatalf("lane %d generation %d, want %d", l, h.Generation, n/6)
+		}
+	}
+}
+
+func contractSlowModel(t *testing.T, e *env) {
+	cfg := testConfig()
+	slow := &testSummarizer{delay: 3500 * time.Millisecond} // 3.5 × AckWait
+	r := e.start(t, cfg, nil, slow)
+	spec := reqSpec{id: "slow-1", lane: "slow"}
+	ack := e.publish(t, spec.body(), spec.id)
+	if ev := onlyEvent(t, e.awaitOutcome(t, spec.id)); ev.str("kind") != "activated" {
+		t.Fatalf("slow request: %v", ev.Body)
+	}
+	if n := slow.calls.Load(); n != 1 {
+		t.Fatalf("model called %d times, want 1 (redelivered while working?)", n)
+	}
+	if en := e.ledgerEntry(t, spec.id); len(en.Attempts) != 1 {
+		t.Fatalf("ledger attempts %d, want 1", len(en.Attempts))
+	}
+	_ = ack
+	r.stop()
+	if err := r.wait(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// contractCrash stops the processor after each commit step in turn, starts
+// a fresh one, and checks that the request ends in exactly one terminal
+// event with its head moved exactly once.
+func contractCrash(t *testing.T, e *env) {
+	for _, step := range CrashSteps {
+		t.Run(step, func(t *testing.T) {
+			cfg := testConfig()
+			var hit atomic.Bool
+			cfg.crashAt = func(s string) bool { return s == step && hit.CompareAndSwap(false, true) }
+			id, lane := "crash-"+step, "crash-"+step
+			first := e.start(t, cfg, nil, nil)
+			spec := reqSpec{id: id, lane: lane}
+			e.publish(t, spec.body(), spec.id)
+			if err := first.wait(t); err == nil {
+				t.Fatalf("processor did not stop at %s", step)
+			}
+			second := e.start(t, testConfig(), nil, nil)
+			ev := onlyEvent(t, e.awaitOutcome(t, id))
+			if ev.str("kind") != "activated" {
+				t.Fatalf("after crash at %s: %v", step, ev.Body)
+			}
+			h := e.head(t, laneOf(lane))
+			if h == nil || h.CheckpointID != id || h.Generation != 1 {
+				t.Fatalf("head after crash at %s: %+v", step, h)
+			}
+			testenv.Eventually(t, waitLong, func() error {
+				if en := e.ledgerEntry(t, id); en.State != ledger.Activated {
+					return fmt.Errorf("ledger state %s", en.State)
+				}
+				if h := e.head(t, laneOf(lane)); len(h.Outbox) != 0 {
+					return fmt.Errorf("%d outbox records left", len(h.Outbox))
+				}
+				return nil
+			})
+			// Let redeliveries settle, then check again that nothing doubled.
+			second.stop()
+			if err := second.wait(t); err != nil {
+				t.Fatal(err)
+			}
+			onlyEvent(t, e.eventsFor(t, id))
+		})
+	}
+}

@@ -1,0 +1,332 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/lanes"
+	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const waitLong = 30 * time.Second
+
+// env is one JetStream deployment under test.
+type env struct {
+	t        testing.TB
+	js       jetstream.JetStream
+	stores   *topology.Stores
+	stepDown func() // moves the requests stream's leader (cluster only)
+	seq      atomic.Int64
+}
+
+func singleEnv(t testing.TB) *env {
+	srv := testenv.NATS(t, testenv.Options{})
+	return newEnv(t, srv.JetStream(t), 1, nil)
+}
+
+func clusterEnv(t testing.TB) *env {
+	c := testenv.Cluster(t, 3, testenv.Options{})
+	js := c.JetStream(t)
+	e := newEnv(t, js, 3, nil)
+	e.stepDown = func() { c.StepDownStreamLeader(t, topology.StreamRequests) }
+	return e
+}
+
+func newEnv(t testing.TB, js jetstream.JetStream, replicas int, _ any) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	opts := topology.DefaultOptions()
+	opts.Replicas = replicas
+	stores, err := topology.Ensure(ctx, js, opts)
+	if err != nil {
+		t.Fatalf("topology: %v", err)
+	}
+	return &env{t: t, js: js, stores: stores}
+}
+
+func testConfig() Config {
+	c := DefaultConfig()
+	c.Workers = 4
+	c.AckWait = time.Second
+	c.MaxDeliver = 5
+	c.NakBackoff = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
+	c.AttemptTimeout = 5 * time.Second
+	c.PullWait = 500 * time.Millisecond
+	c.DrainTimeout = 5 * time.Second
+	c.Relay.RetryInterval = 50 * time.Millisecond
+	return c
+}
+
+// running is a processor started by a test.
+type running struct {
+	p    *Processor
+	stop context.CancelFunc
+	done chan error
+}
+
+// wait returns Run's result once it returned.
+func (r *running) wait(t testing.TB) error {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		r.done <- err
+		return err
+	case <-time.After(waitLong):
+		t.Fatal("processor did not stop")
+		return nil
+	}
+}
+
+func (e *env) start(t testing.TB, cfg Config, c Compactor, s engine.Summarizer) *running {
+	t.Helper()
+	if c == nil {
+		c = testCompactor{}
+	}
+	if s == nil {
+		s = &testSummarizer{}
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	p, err := New(cfg, Deps{JS: e.js, Stores: e.stores, Compactor: c, Summarizer: s, Logger: log})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{p: p, stop: cancel, done: make(chan error, 1)}
+	go func() { r.done <- p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-r.done; r.done <- nil })
+	return r
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// reqSpec describes a request the helpers build.
+type reqSpec struct {
+	id, lane, parent string
+	events           int
+	extra            map[string]any
+}
+
+// body builds a Request v1 body.
+func (s reqSpec) body() []byte {
+	lane := s.lane
+	if lane == "" {
+		lane = "lane-1"
+	}
+	n := s.events
+	if n == 0 {
+		n = 3
+	}
+	events := make([]map[string]any, n)
+	for i := range events {
+		content := fmt.Sprintf("message %d of %s: remember the deploy must use blue-green", i+1, s.id)
+		events[i] = map[string]any{
+			"event_id": fmt.Sprintf("%s-e%d", s.id, i+1), "run_agent_id": "agent-" + lane,
+			"chat_seq": i + 1, "lane_event_ordinal": i + 1, "checkpoint_namespace": "main",
+			"role": []string{"user", "assistant"}[i%2], "content": content,
+		}
+	}
+	m := map[string]any{
+		"v": 1, "request_id": s.id, "trigger": "manual", "thread_id": "thread-" + lane,
+		"run_agent_id": "agent-" + lane, "checkpoint_namespace": "main", "events": events,
+	}
+	if s.parent != "" {
+		m["parent_checkpoint_id"] = s.parent
+	} else {
+		m["parent_checkpoint_id"] = nil
+	}
+	for k, v := range s.extra {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func laneOf(name string) lanes.Lane {
+	if name == "" {
+		name = "lane-1"
+	}
+	return lanes.Lane{RunAgentID: "agent-" + name, CheckpointNamespace: "main"}
+}
+
+// publish sends a request body; msgID "" sends no Nats-Msg-Id.
+func (e *env) publish(t testing.TB, body []byte, msgID string) *jetstream.PubAck {
+	t.Helper()
+	msg := nats.NewMsg(topology.SubjectRequested)
+	msg.Data = body
+	msg.Header.Set(topology.HeaderTraceparent, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	var opts []jetstream.PublishOpt
+	if msgID != "" {
+		opts = append(opts, jetstream.WithMsgID(msgID))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var ack *jetstream.PubAck
+	testenv.Eventually(t, waitLong, func() error {
+		var err error
+		ack, err = e.js.PublishMsg(ctx, msg, opts...)
+		return err
+	})
+	return ack
+}
+
+// event is a decoded compaction event with its Nats-Msg-Id.
+type event struct {
+	Subject string
+	MsgID   string
+	Trace   string
+	Body    map[string]any
+}
+
+func (ev event) str(k string) string { s, _ := ev.Body[k].(string); return s }
+func (ev event) num(k string) int64  { f, _ := ev.Body[k].(float64); return int64(f) }
+func (ev event) code() string {
+	e, _ := ev.Body["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+// streamEvents returns every message of an event stream, in order.
+func (e *env) streamEvents(t testing.TB, stream string) []event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []event
+	testenv.Eventually(t, waitLong, func() error {
+		out = out[:0]
+		st, err := e.js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+			m, err := st.GetMsg(ctx, seq)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var body map[string]any
+			if err := json.Unmarshal(m.Data, &body); err != nil {
+				return err
+			}
+			out = append(out, event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Trace: m.Header.Get(topology.HeaderTraceparent), Body: body})
+		}
+		return nil
+	})
+	return out
+}
+
+// eventsFor returns the compaction events of one request.
+func (e *env) eventsFor(t testing.TB, requestID string) []event {
+	var out []event
+	for _, ev := range e.streamEvents(t, topology.StreamEvents) {
+		if ev.str("request_id") == requestID {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// awaitOutcome waits until the request has a terminal event and returns its
+// events.
+func (e *env) awaitOutcome(t testing.TB, requestID string) []event {
+	t.Helper()
+	var evs []event
+	testenv.Eventually(t, waitLong, func() error {
+		evs = e.eventsFor(t, requestID)
+		if len(evs) == 0 {
+			return fmt.Errorf("no event for %s yet", requestID)
+		}
+		return nil
+	})
+	return evs
+}
+
+func (e *env) head(t testing.TB, lane lanes.Lane) *lanes.Head {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, _, err := lanes.New(e.stores.Heads, e.stores.Checkpoints).Head(ctx, lane)
+	if err != nil {
+		t.Fatalf("head: %v", err)
+	}
+	return h
+}
+
+func (e *env) ledgerEntry(t testing.TB, id string) *ledger.Entry {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	en, _, err := ledger.New(e.stores.Ledger).Get(ctx, id)
+	if err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	return en
+}
+
+// onlyEvent asserts that evs holds exactly one event and returns it.
+func onlyEvent(t testing.TB, evs []event) event {
+	t.Helper()
+	if len(evs) != 1 {
+		t.Fatalf("want exactly one event, got %d: %+v", len(evs), evs)
+	}
+	return evs[0]
+}
+
+func (e *env) consumerInfo(t testing.TB) (*jetstream.ConsumerInfo, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := e.js.Consumer(ctx, topology.StreamRequests, topology.ConsumerProcessor)
+	if err != nil {
+		return nil, err
+	}
+	return c.Info(ctx)
+}
+
+func (e *env) checkpoint(t testing.TB, id string) (*lanes.Checkpoint, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return lanes.New(e.stores.Heads, e.stores.Checkpoints).GetCheckpoint(ctx, id)
+}
+
+func mustJSON(t testing.TB, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustMarshal(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
