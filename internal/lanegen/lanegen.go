@@ -35,8 +35,10 @@ type Options struct {
 	// (defaults "agent-main" and "root").
 	RunAgentID string
 	Namespace  string
-	// LargeToolEvery makes every n-th tool result larger than 2 048 bytes and
-	// gives it an artifact id (default 6; negative: never).
+	// LargeToolEvery makes the n-th, 2n-th, ... tool result large (over
+	// 2 048 bytes, with an artifact id) when it is a file read, a test run or
+	// a command with output; patch results stay small (default 6; negative:
+	// never).
 	LargeToolEvery int
 	// SecretEvery puts a secret-looking API key into every n-th user message
 	// (default 5; negative: never).
