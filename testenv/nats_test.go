@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -131,4 +132,45 @@ func TestEventuallyReportsLastError(t *testing.T) {
 	if err := poll(time.Second, func() error { return nil }); err != nil {
 		t.Fatalf("poll on success = %v", err)
 	}
+}
+
+func TestClusterNodeRestartRejoins(t *testing.T) {
+	c := Cluster(t, 3, Options{})
+	js := c.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "cairn_heads", Replicas: 3})
+	if err != nil {
+		t.Fatalf("create bucket: %v", err)
+	}
+	c.Node(2).Shutdown()
+	// Two of three replicas keep quorum: writes go on.
+	Eventually(t, 10*time.Second, func() error {
+		_, err := kv.Put(ctx, "lane", []byte("while-down"))
+		return err
+	})
+	c.Node(2).Restart(t)
+	Eventually(t, 20*time.Second, func() error {
+		if !c.Node(2).Server().JetStreamIsCurrent() {
+			return errors.New("restarted node not current yet")
+		}
+		return nil
+	})
+	e, err := kv.Get(ctx, "lane")
+	if err != nil || string(e.Value()) != "while-down" {
+		t.Fatalf("get after rejoin = %v, %v", e, err)
+	}
+}
+
+func TestNewStartsBoth(t *testing.T) {
+	env := New(t, Options{})
+	if !env.NATS.Conn(t).IsConnected() || env.OpenAI.BaseURL() == "" {
+		t.Fatal("env not ready")
+	}
+}
+
+func TestNATSDebugLogging(t *testing.T) {
+	s := NATS(t, Options{Debug: true})
+	s.Conn(t)
+	s.Restart(t)
 }

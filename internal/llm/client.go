@@ -139,7 +139,7 @@ func (c *Client) Complete(ctx context.Context, r Request) (Reply, error) {
 		if f.hasRetryAfter {
 			wait = f.retryAfter
 		}
-		if err := c.checkWait(ctx, wait, f, reply); err != nil {
+		if err := c.checkWait(ctx, r, wait, f, reply); err != nil {
 			return reply, err
 		}
 		if !sleep(ctx, wait) {
@@ -182,14 +182,22 @@ func (c *Client) newBackoff() backoff.BackOff {
 }
 
 // checkWait refuses waits the call cannot afford: a Retry-After beyond
-// MaxRetryAfter, or any wait that would outlast the deadline. Giving up early
-// frees the caller to reschedule instead of holding a worker.
-func (c *Client) checkWait(ctx context.Context, wait time.Duration, f failure, reply Reply) error {
+// MaxRetryAfter, or any wait that would outlast a deadline. Giving up early
+// frees the caller to reschedule instead of holding a worker. A wait past
+// r.Deadline is deadline_exceeded (no resend can meet it); a wait past only
+// Timeout or the caller's deadline is provider_unavailable (retryable).
+func (c *Client) checkWait(ctx context.Context, r Request, wait time.Duration, f failure, reply Reply) error {
 	if f.hasRetryAfter && wait > c.cfg.MaxRetryAfter {
 		return unavailable("provider asked to retry later than allowed", f, reply)
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Now().Add(wait).After(dl) {
-		return unavailable("provider retry would pass the deadline", f, reply)
+	resume := time.Now().Add(wait)
+	if !r.Deadline.IsZero() && resume.After(r.Deadline) {
+		e := errcode.WithDetails(errcode.DeadlineExceeded, "provider retry would pass the request deadline: "+f.message, details(f, reply))
+		e.Err = f.err
+		return e
+	}
+	if dl, ok := ctx.Deadline(); ok && resume.After(dl) {
+		return unavailable("provider retry would pass the call deadline", f, reply)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -362,4 +363,76 @@ func TestCompleteWithoutSchemaSendsNoResponseFormat(t *testing.T) {
 	if _, err := c.Complete(context.Background(), Request{}); errcode.Code(err) != errcode.Internal {
 		t.Fatalf("empty request err = %v", err)
 	}
+}
+
+func TestCompleteRetriesAHungAttempt(t *testing.T) {
+	f := testenv.OpenAI(t)
+	f.Script(testenv.ReplySlow(time.Minute, `{}`, testenv.Usage{}), testenv.ReplyJSON(`{"answer":42}`, testenv.Usage{}))
+	c := newTestClient(t, f, func(c *Config) { c.AttemptTimeout = 100 * time.Millisecond })
+	got, err := c.Complete(context.Background(), jsonRequest())
+	if err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	if got.Attempts != 2 || got.Text != `{"answer":42}` {
+		t.Fatalf("reply = %+v", got)
+	}
+}
+
+func TestCompleteRetriesNetworkErrors(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close() // nothing listens there now: every attempt is refused
+	cfg := DefaultConfig()
+	cfg.BaseURL = "http://" + addr + "/v1/"
+	cfg.Model = "m"
+	cfg.MaxAttempts = 3
+	cfg.InitialBackoff = time.Millisecond
+	cfg.MaxBackoff = 5 * time.Millisecond
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Complete(context.Background(), jsonRequest())
+	wantCode(t, err, errcode.ProviderUnavailable, true)
+	if got.Attempts != 3 {
+		t.Fatalf("attempts = %d, want 3", got.Attempts)
+	}
+}
+
+func TestCompleteSumsUsageOverAttempts(t *testing.T) {
+	f := testenv.OpenAI(t)
+	f.Script(
+		testenv.Reply{Body: `{"id":"x","object":"chat.completion","model":"m","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":0,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":2}}}`},
+		testenv.ReplyJSON(`{"answer":42}`, testenv.Usage{PromptTokens: 10, CompletionTokens: 3, CachedTokens: 4}),
+	)
+	c := newTestClient(t, f, nil)
+	got, err := c.Complete(context.Background(), jsonRequest())
+	if err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	if got.InputTokens != 17 || got.OutputTokens != 3 || got.CachedTokens != 6 || got.Attempts != 2 {
+		t.Fatalf("reply = %+v, want usage summed over both attempts", got)
+	}
+}
+
+func TestCompleteRetryAfterPastRequestDeadline(t *testing.T) {
+	f := testenv.OpenAI(t)
+	f.SetDefault(testenv.Reply429(5 * time.Second))
+	c := newTestClient(t, f, nil)
+	r := jsonRequest()
+	r.Deadline = time.Now().Add(2 * time.Second)
+	start := time.Now()
+	_, err := c.Complete(context.Background(), r)
+	e := wantCode(t, err, errcode.DeadlineExceeded, false)
+	if e.Details["status"] != http.StatusTooManyRequests || time.Since(start) > time.Second {
+		t.Fatalf("details %v after %s: want an immediate give-up", e.Details, time.Since(start))
+	}
+
+	// Past only the client's Timeout, the same wait is retryable.
+	c = newTestClient(t, f, func(c *Config) { c.Timeout = 2 * time.Second })
+	_, err = c.Complete(context.Background(), jsonRequest())
+	wantCode(t, err, errcode.ProviderUnavailable, true)
 }
