@@ -21,7 +21,11 @@ const (
 	suffixFailing  = ": failing"
 	suffixOK       = ": succeeded"
 	failedInfix    = " failed: "
+	callIDPrefix   = " (call_id "
 )
+
+// maxCallID is the longest call id written into an awaiting item.
+const maxCallID = 64
 
 // minExcerpt is the shortest excerpt worth keeping in front of a secret; a
 // shorter one becomes a secret-omission record instead.
@@ -132,7 +136,7 @@ func (d *draft) carry(prev *semantic.Semantic) {
 		d.completed.put(e.Text, e)
 	}
 	for _, e := range prev.Progress.Active {
-		d.active.put(strings.TrimSuffix(e.Text, suffixAwaiting), e)
+		d.carryActive(e)
 	}
 	for _, e := range prev.Progress.Blocked {
 		d.blocked.put(strings.TrimSuffix(e.Text, suffixFailing), e)
@@ -154,6 +158,21 @@ func (d *draft) carry(prev *semantic.Semantic) {
 			d.otherCC = append(d.otherCC, e)
 		}
 	}
+}
+
+// carryActive keeps a call that was awaiting its result; when the text
+// names the call id, a result in this chunk finds the call by it.
+func (d *draft) carryActive(e semantic.ProgressItem) {
+	label, id := e.Text, ""
+	if head, tail, ok := strings.Cut(e.Text, suffixAwaiting+callIDPrefix); ok && strings.HasSuffix(tail, ")") {
+		label, id = head, strings.TrimSuffix(tail, ")")
+	} else {
+		label = strings.TrimSuffix(label, suffixAwaiting)
+	}
+	if id != "" && len(e.SourceEventIDs) > 0 {
+		d.calls[id] = call{label: label, eventID: e.SourceEventIDs[len(e.SourceEventIDs)-1]}
+	}
+	d.active.put(label, e)
 }
 
 // carryIdentifiers parses a critical_context entry written by this package
@@ -389,8 +408,12 @@ func (d *draft) issue(eventID string, c toolCall) {
 	if c.id != "" {
 		d.calls[c.id] = call{label: label, eventID: eventID}
 	}
+	text := label + suffixAwaiting
+	if c.id != "" && len(c.id) <= maxCallID && !strings.ContainsAny(c.id, ")\n") {
+		text += callIDPrefix + c.id + ")"
+	}
 	d.active.put(label, semantic.ProgressItem{
-		Text:                 label + suffixAwaiting,
+		Text:                 cleanText(text, d.o.MaxTextBytes),
 		SourceEventIDs:       []string{eventID},
 		VerificationEventIDs: []string{},
 	})

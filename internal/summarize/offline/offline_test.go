@@ -235,7 +235,7 @@ func TestProgress(t *testing.T) {
 	active := texts(out.Progress.Active, func(p semantic.ProgressItem) string { return p.Text })
 	if !slices.Equal(completed, []string{"read_file internal/store/kv.go: succeeded"}) ||
 		!slices.Equal(blocked, []string{"run_command `go test ./internal/store/...`: failing"}) ||
-		!slices.Equal(active, []string{"run_command `make lint`: awaiting result"}) {
+		!slices.Equal(active, []string{"run_command `make lint`: awaiting result (call_id c3)"}) {
 		t.Fatalf("completed %q blocked %q active %q", completed, blocked, active)
 	}
 	done := out.Progress.Completed[0]
@@ -486,5 +486,20 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	if got := New(Options{MaxCitations: 99}).opts.MaxCitations; got != 32 {
 		t.Errorf("New clamps MaxCitations to %d, want 32", got)
+	}
+}
+
+func TestCallAwaitingAcrossChunksIsSettledByItsResult(t *testing.T) {
+	test := `{"command":"go test ./..."}`
+	first := run(t, chunk(1, user("Fix the build."), calls("Run.", "c1", "run_command", test)), nil)
+	if len(first.Progress.Active) != 1 {
+		t.Fatalf("active %+v, want the call awaiting its result", first.Progress.Active)
+	}
+	second := run(t, chunk(3, result("c1", "run_command", "error", "--- FAIL: TestX")), first)
+	if len(second.Progress.Active) != 0 || len(second.Progress.Blocked) != 1 || len(second.Errors) != 1 {
+		t.Fatalf("active %+v blocked %+v errors %+v", second.Progress.Active, second.Progress.Blocked, second.Errors)
+	}
+	if msg := second.Errors[0].Message; !strings.HasPrefix(msg, "run_command `go test ./...` failed: ") {
+		t.Fatalf("error %q does not name the carried call", msg)
 	}
 }
