@@ -1,0 +1,181 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
+)
+
+// A model call whose outcome is unknown (the process died during it) is
+// not repeated while it may still run; after its deadline it is retried,
+// and both attempts show in the ledger and in provider_usage.
+func TestUncertainAttemptRetriedAfterDeadline(t *testing.T) {
+	e := singleEnv(t)
+	cfg := testConfig()
+	cfg.AttemptTimeout = 2 * time.Second
+	var hit atomic.Bool
+	cfg.crashAt = func(s string) bool { return s == stepSummaryRequested && hit.CompareAndSwap(false, true) }
+	first := e.start(t, cfg, nil, nil)
+	spec := reqSpec{id: "unc-1", lane: "unc"}
+	e.publish(t, spec.body(), spec.id)
+	if err := first.wait(t); err == nil {
+		t.Fatal("processor did not stop")
+	}
+	en := e.ledgerEntry(t, spec.id)
+	if en.State != ledger.SummaryRequested || len(en.Attempts) != 1 {
+		t.Fatalf("ledger before restart: %+v", en)
+	}
+	deadline := en.Attempts[0].Deadline
+	sum := &testSummarizer{}
+	cfg.crashAt = nil
+	e.start(t, cfg, nil, sum)
+	ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
+	if ev.str("kind") != "activated" {
+		t.Fatalf("got %v", ev.Body)
+	}
+	if time.Now().Before(deadline) {
+		t.Fatal("retried before the uncertain attempt's deadline")
+	}
+	if n := sum.calls.Load(); n != 1 {
+		t.Fatalf("model called %d times after restart, want 1", n)
+	}
+	en = e.ledgerEntry(t, spec.id)
+	if len(en.Attempts) != 2 || en.Attempts[0].Done || !en.Attempts[1].Done {
+		t.Fatalf("ledger attempts: %+v", en.Attempts)
+	}
+	usage, _ := json.Marshal(ev.Body["provider_usage"])
+	if !strings.Contains(string(usage), `"outcome":"uncertain"`) {
+		t.Fatalf("provider_usage hides the uncertain attempt: %s", usage)
+	}
+}
+
+func TestUncertainAttemptFailsWhenConfigured(t *testing.T) {
+	e := singleEnv(t)
+	cfg := testConfig()
+	cfg.AttemptTimeout = time.Second
+	cfg.OnUncertain = OnUncertainFail
+	var hit atomic.Bool
+	cfg.crashAt = func(s string) bool { return s == stepSummaryRequested && hit.CompareAndSwap(false, true) }
+	first := e.start(t, cfg, nil, nil)
+	spec := reqSpec{id: "unc-2", lane: "unc2"}
+	e.publish(t, spec.body(), spec.id)
+	if err := first.wait(t); err == nil {
+		t.Fatal("processor did not stop")
+	}
+	sum := &testSummarizer{}
+	cfg.crashAt = nil
+	e.start(t, cfg, nil, sum)
+	ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
+	if ev.code() != errcode.ProviderAttemptUncertain {
+		t.Fatalf("got %v", ev.Body)
+	}
+	if sum.calls.Load() != 0 {
+		t.Fatal("model called again under OnUncertain=fail")
+	}
+}
+
+// A model that stays down is retried with backoff MaxDeliver times, then
+// the request fails with provider_unavailable and the max-deliveries path
+// ends in a failed event (never silently); a resend after that reopens it.
+func TestTransientFailureEndsInProviderUnavailable(t *testing.T) {
+	e := singleEnv(t)
+	cfg := testConfig()
+	cfg.MaxDeliver = 3
+	down := &testSummarizer{fail: func(int64) error { return errModelDown }}
+	r := e.start(t, cfg, nil, down)
+	spec := reqSpec{id: "down-1", lane: "down"}
+	e.publish(t, spec.body(), spec.id)
+	ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
+	if ev.code() != errcode.ProviderUnavailable {
+		t.Fatalf("got %v", ev.Body)
+	}
+	if errObj, _ := ev.Body["error"].(map[string]any); errObj["retryable"] != true {
+		t.Fatalf("provider_unavailable must be retryable: %v", errObj)
+	}
+	if n := down.calls.Load(); n != 3 {
+		t.Fatalf("model called %d times, want MaxDeliver=3", n)
+	}
+	testenv.Eventually(t, waitLong, func() error {
+		if evs := e.streamEvents(t, topology.StreamDeadLetter); len(evs) == 0 {
+			return fmt.Errorf("no dead-letter advisory yet")
+		}
+		return nil
+	})
+	r.stop()
+	_ = r.wait(t)
+	// The model is back; a resend of the same body reopens the request.
+	e.start(t, cfg, nil, nil)
+	e.publish(t, spec.body(), "")
+	testenv.Eventually(t, waitLong, func() error {
+		for _, ev := range e.eventsFor(t, spec.id) {
+			if ev.str("kind") == "activated" {
+				return nil
+			}
+		}
+		return fmt.Errorf("resend not activated yet")
+	})
+	if en := e.ledgerEntry(t, spec.id); en.State != ledger.Activated || en.Round != 1 {
+		t.Fatalf("ledger after reopen: state %s round %d", en.State, en.Round)
+	}
+}
+
+// The processor re-creates its durable consumer when it is deleted, and
+// rides out a server restart.
+func TestRecoversDeletedConsumerAndServerRestart(t *testing.T) {
+	srv := testenv.NATS(t, testenv.Options{})
+	e := newEnv(t, srv.JetStream(t), 1, nil)
+	e.start(t, testConfig(), nil, nil)
+	one := reqSpec{id: "rec-1", lane: "rec1"}
+	e.publish(t, one.body(), one.id)
+	onlyEvent(t, e.awaitOutcome(t, one.id))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.js.DeleteConsumer(ctx, topology.StreamRequests, topology.ConsumerProcessor); err != nil {
+		t.Fatal(err)
+	}
+	two := reqSpec{id: "rec-2", lane: "rec2"}
+	e.publish(t, two.body(), two.id)
+	onlyEvent(t, e.awaitOutcome(t, two.id))
+
+	srv.Restart(t)
+	three := reqSpec{id: "rec-3", lane: "rec3"}
+	e.publish(t, three.body(), three.id)
+	if ev := onlyEvent(t, e.awaitOutcome(t, three.id)); ev.str("kind") != "activated" {
+		t.Fatalf("after restart: %v", ev.Body)
+	}
+}
+
+// Graceful stop finishes in-flight work and leaves no outbox records.
+func TestGracefulDrain(t *testing.T) {
+	e := singleEnv(t)
+	slow := &testSummarizer{delay: 300 * time.Millisecond}
+	r := e.start(t, testConfig(), nil, slow)
+	spec := reqSpec{id: "drain-1", lane: "drain"}
+	e.publish(t, spec.body(), spec.id)
+	testenv.Eventually(t, waitLong, func() error {
+		if slow.calls.Load() == 0 {
+			return fmt.Errorf("not started")
+		}
+		return nil
+	})
+	r.stop()
+	if err := r.wait(t); err != nil {
+		t.Fatal(err)
+	}
+	if ev := onlyEvent(t, e.eventsFor(t, spec.id)); ev.str("kind") != "activated" {
+		t.Fatalf("in-flight request not finished by drain: %v", ev.Body)
+	}
+	if h := e.head(t, laneOf("drain")); len(h.Outbox) != 0 {
+		t.Fatalf("outbox not flushed: %d", len(h.Outbox))
+	}
+}
