@@ -11,7 +11,6 @@ type laneBuilder struct {
 	t        testing.TB
 	events   []InputEvent
 	calls    int
-	outputs  int
 	artifact int
 }
 

@@ -17,6 +17,8 @@ const PayloadSchemaVersion = "compaction_input_v1"
 // panic, becomes compaction_provider_error. Output may be a *semantic.Semantic,
 // a decoded JSON object (map[string]any), or a JSON document as string or
 // []byte; the engine validates it against the chunk's sources either way.
+// The payload shares memory with the request (events, previous semantic):
+// implementations must treat it as read-only.
 type Summarizer interface {
 	Summarize(ctx context.Context, p Payload) (Summary, error)
 }
