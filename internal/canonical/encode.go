@@ -214,8 +214,15 @@ func (e *encoder) typed(v any, depth int) error {
 	return nil
 }
 
-// valuer resolves a chain of CanonicalValue calls at the same depth.
-func (e *encoder) valuer(x Valuer, depth int) error {
+// valuer resolves a chain of CanonicalValue calls at the same depth. A
+// CanonicalValue that panics (say, a method that dereferences a nil
+// receiver) makes the value non-canonical instead of crashing the caller.
+func (e *encoder) valuer(x Valuer, depth int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = notCanonical("CanonicalValue of %T panicked: %v", x, r)
+		}
+	}()
 	var v any = x
 	for range maxValuerHops {
 		vr, ok := v.(Valuer)

@@ -165,6 +165,10 @@ type loop struct{}
 
 func (l loop) CanonicalValue() any { return l }
 
+type panicky struct{ m map[string]any }
+
+func (p *panicky) CanonicalValue() any { return p.m["x"] }
+
 type nilable struct{}
 
 func (n *nilable) CanonicalValue() any {
@@ -219,6 +223,7 @@ func TestEncodeRejects(t *testing.T) {
 		{"pointer", new(int)},
 		{"map with int keys", map[int]any{1: 1}},
 		{"self-returning valuer", loop{}},
+		{"valuer that panics on a nil receiver", (*panicky)(nil)},
 		{"nested unsupported", map[string]any{"a": []any{1, complex(1, 2)}}},
 	}
 	for _, tt := range tests {
