@@ -228,28 +228,37 @@ func (d *decoder) string() (string, error) {
 	return d.slowString(start)
 }
 
-// slowString continues a string that contains escapes or control bytes.
+// slowString continues a string that contains escapes or control bytes,
+// copying the plain runs between escapes in bulk.
 func (d *decoder) slowString(start int) (string, error) {
-	out := append([]byte(nil), d.data[start:d.pos]...)
+	out := make([]byte, 0, d.pos-start+64)
+	out = append(out, d.data[start:d.pos]...)
 	for d.pos < len(d.data) {
-		c := d.data[d.pos]
-		switch {
+		run := d.pos
+		for d.pos < len(d.data) {
+			if c := d.data[d.pos]; c == '"' || c == '\\' || c < 0x20 {
+				break
+			}
+			d.pos++
+		}
+		out = append(out, d.data[run:d.pos]...)
+		if d.pos >= len(d.data) {
+			break
+		}
+		switch c := d.data[d.pos]; {
 		case c == '"':
 			d.pos++
 			if !utf8.Valid(out) {
 				return "", &DecodeError{Offset: start, Reason: "string is not valid UTF-8", Err: ErrInvalidJSON}
 			}
 			return string(out), nil
-		case c < 0x20:
-			return "", d.fail("control character in string")
 		case c == '\\':
 			var err error
 			if out, err = d.escape(out); err != nil {
 				return "", err
 			}
 		default:
-			out = append(out, c)
-			d.pos++
+			return "", d.fail("control character in string")
 		}
 	}
 	return "", d.fail("unterminated string")
