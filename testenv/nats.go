@@ -218,12 +218,27 @@ func newJetStream(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 // testLogger routes server log lines to the test log.
 type testLogger struct{ t testing.TB }
 
-func (l *testLogger) Noticef(format string, v ...any) { l.t.Logf("[nats] "+format, v...) }
-func (l *testLogger) Warnf(format string, v ...any)   { l.t.Logf("[nats WRN] "+format, v...) }
-func (l *testLogger) Fatalf(format string, v ...any)  { l.t.Logf("[nats FTL] "+format, v...) }
-func (l *testLogger) Errorf(format string, v ...any)  { l.t.Logf("[nats ERR] "+format, v...) }
-func (l *testLogger) Debugf(format string, v ...any)  { l.t.Logf("[nats DBG] "+format, v...) }
-func (l *testLogger) Tracef(format string, v ...any)  { l.t.Logf("[nats TRC] "+format, v...) }
+func (l *testLogger) Noticef(format string, v ...any) { l.t.Helper(); l.t.Logf("[nats] "+format, v...) }
+func (l *testLogger) Warnf(format string, v ...any) {
+	l.t.Helper()
+	l.t.Logf("[nats WRN] "+format, v...)
+}
+func (l *testLogger) Fatalf(format string, v ...any) {
+	l.t.Helper()
+	l.t.Logf("[nats FTL] "+format, v...)
+}
+func (l *testLogger) Errorf(format string, v ...any) {
+	l.t.Helper()
+	l.t.Logf("[nats ERR] "+format, v...)
+}
+func (l *testLogger) Debugf(format string, v ...any) {
+	l.t.Helper()
+	l.t.Logf("[nats DBG] "+format, v...)
+}
+func (l *testLogger) Tracef(format string, v ...any) {
+	l.t.Helper()
+	l.t.Logf("[nats TRC] "+format, v...)
+}
 
 // ctxFor returns a context bounded by d for one setup step.
 func ctxFor(d time.Duration) (context.Context, context.CancelFunc) {
