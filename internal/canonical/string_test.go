@@ -1,0 +1,84 @@
+package canonical
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// referenceString is the obvious byte-at-a-time form of the OTP escaping
+// table, against which the word-at-a-time encoder is checked.
+func referenceString(s string) (string, bool) {
+	if !utf8.ValidString(s) {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			b.WriteString(`\"`)
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\b':
+			b.WriteString(`\b`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\f':
+			b.WriteString(`\f`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c < 0x20:
+			fmt.Fprintf(&b, `\u%04X`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String(), true
+}
+
+func checkString(t *testing.T, s string) {
+	t.Helper()
+	want, ok := referenceString(s)
+	got, err := Encode(s)
+	if !ok {
+		if !errors.Is(err, ErrNotCanonical) {
+			t.Fatalf("Encode(%q) = %s, %v; want ErrNotCanonical", s, got, err)
+		}
+		return
+	}
+	if err != nil || string(got) != want {
+		t.Fatalf("Encode(%q) = %s, %v; want %s", s, got, err, want)
+	}
+}
+
+// Every byte value at every offset of a word, with plain bytes around it.
+func TestEncodeStringEveryByteEveryOffset(t *testing.T) {
+	for c := range 256 {
+		for off := range 17 {
+			s := strings.Repeat("a", off) + string([]byte{byte(c)}) + strings.Repeat("b", 17-off)
+			checkString(t, s)
+		}
+	}
+}
+
+func TestEncodeStringRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"a", "Z", " ", "\"", "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "é", "€", "😀", "\u2028", "\xff", "\xed\xa0\x80"}
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			if r.IntN(3) == 0 {
+				b.WriteString(strings.Repeat("x", r.IntN(20)))
+			}
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		checkString(t, b.String())
+	}
+}
