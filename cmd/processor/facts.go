@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/facts"
+)
+
+func init() {
+	register(command{name: "facts", summary: "facts list: show the harvested facts of a scope", run: runFacts})
+}
+
+func runFacts(ctx context.Context, args []string, io stdio) int {
+	if len(args) == 0 || args[0] != "list" {
+		fmt.Fprintln(io.err, "usage: processor facts list --scope kind:id [--json] [--nats-url URL]")
+		return 2
+	}
+	fs := newFlagSet("facts list", "facts list --scope kind:id [flags]", io)
+	var nf natsFlags
+	nf.register(fs)
+	scopeFlag := fs.String("scope", "", "the scope whose facts to list, as kind:id (e.g. thread:c-42, user:alice)")
+	asJSON := fs.Bool("json", false, "print the facts as one JSON array instead of a table")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	if ok, code := parseFlags(fs, args[1:], natsEnv); !ok {
+		return code
+	}
+	scope, err := facts.ParseScope(*scopeFlag)
+	if err != nil {
+		fmt.Fprintln(io.err, "processor: --scope:", err)
+		return 2
+	}
+	nc, js, err := nf.connect("facts")
+	if err != nil {
+		return fail(io, err)
+	}
+	defer nc.Close()
+	ctx, cancel := withTimeout(ctx, *timeout)
+	defer cancel()
+	store, err := facts.OpenStore(ctx, js)
+	if err != nil {
+		return fail(io, err)
+	}
+	list, err := store.List(ctx, scope)
+	if err != nil {
+		return fail(io, err)
+	}
+	if *asJSON {
+		printJSON(io.out, list)
+		return 0
+	}
+	printFacts(io, list)
+	return 0
+}
+
+// printFacts writes a table of facts, newest first, one line each.
+func printFacts(io stdio, list []facts.Fact) {
+	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SLUG\tUPDATED\tPROVENANCE\tTOPICS\tTITLE")
+	for _, f := range list {
+		topics := "-"
+		if len(f.Topics) > 0 {
+			topics = fmt.Sprint(f.Topics)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Slug, f.UpdatedAt.UTC().Format(time.RFC3339), f.Provenance, topics, f.Title)
+	}
+	tw.Flush()
+	fmt.Fprintf(io.err, "%d facts\n", len(list))
+}

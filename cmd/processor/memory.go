@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/facts"
+)
+
+func init() {
+	register(command{name: "memory", summary: "memory render: print a scope's <agent_memory> block for a system prompt", run: runMemory})
+}
+
+func runMemory(ctx context.Context, args []string, io stdio) int {
+	if len(args) == 0 || args[0] != "render" {
+		fmt.Fprintln(io.err, "usage: processor memory render --scope kind:id [--max-bytes N] [--nats-url URL]")
+		return 2
+	}
+	fs := newFlagSet("memory render", "memory render --scope kind:id [flags]", io)
+	var nf natsFlags
+	nf.register(fs)
+	scopeFlag := fs.String("scope", "", "the scope whose memory to render, as kind:id")
+	maxBytes := fs.Int("max-bytes", 4096, "bound of the rendered block in bytes (64..1048576)")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	if ok, code := parseFlags(fs, args[1:], natsEnv); !ok {
+		return code
+	}
+	scope, err := facts.ParseScope(*scopeFlag)
+	if err != nil {
+		fmt.Fprintln(io.err, "processor: --scope:", err)
+		return 2
+	}
+	if *maxBytes < 64 || *maxBytes > 1<<20 {
+		fmt.Fprintf(io.err, "processor: --max-bytes must be 64..1048576, got %d\n", *maxBytes)
+		return 2
+	}
+	nc, js, err := nf.connect("memory")
+	if err != nil {
+		return fail(io, err)
+	}
+	defer nc.Close()
+	ctx, cancel := withTimeout(ctx, *timeout)
+	defer cancel()
+	store, err := facts.OpenStore(ctx, js)
+	if err != nil {
+		return fail(io, err)
+	}
+	block, err := facts.Render(ctx, store, scope, *maxBytes)
+	if err != nil {
+		return fail(io, err)
+	}
+	if block != "" {
+		fmt.Fprintln(io.out, block)
+	}
+	return 0
+}
