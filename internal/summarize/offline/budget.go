@@ -104,7 +104,34 @@ func (d *draft) output() *output {
 		Errors:       newest(unique(errs), boundList),
 		ArtifactRefs: newest(unique(d.artifacts.list()), boundLong),
 	}
-	return &output{s: s, ids: d.ids.list(), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations}
+	return &output{s: s, ids: withoutContained(d.ids.list()), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations}
+}
+
+// maxContainmentCheck bounds the quadratic containment pass.
+const maxContainmentCheck = 2048
+
+// withoutContained drops identifiers that another identifier contains
+// ("csv_test.go" beside "internal/export/csv_test.go", "./internal/export"
+// beside "go test ./internal/export/..."): the longer one keeps them
+// verbatim, so they cost bytes and say nothing new.
+func withoutContained(ids []*ident) []*ident {
+	if len(ids) > maxContainmentCheck {
+		return ids
+	}
+	out := make([]*ident, 0, len(ids))
+	for _, id := range ids {
+		contained := false
+		for _, other := range ids {
+			if other != id && len(other.text) > len(id.text) && strings.Contains(other.text, id.text) {
+				contained = true
+				break
+			}
+		}
+		if !contained {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // newest keeps the last n entries, dropping the oldest.
@@ -239,33 +266,36 @@ func (o *output) clear() {
 
 // ladder lists the trimming steps in order of expendability. Each step drops
 // the oldest entry of one list if that list is above its floor and returns
-// the bytes it freed (0 when it had nothing to drop). History goes first
-// (finished work, resolved errors, settled requests), down to a few entries
-// each, then entirely; then the identifiers a continuation needs verbatim
-// down to a core; and only then what is still open.
+// the bytes it freed (0 when it had nothing to drop). History (finished work,
+// resolved errors, settled requests, decisions) shrinks first, to a few
+// entries and then to the newest one of each kind; then the identifiers a
+// continuation needs verbatim shrink to the most recent ones; then history
+// goes entirely, and only then what is still open.
 func (o *output) ladder() []func() int {
 	s := o.s
 	settled := func(r semantic.UserRequest) bool { return r.Status != "active" }
 	resolved := func(e semantic.ErrorEntry) bool { return e.Status == "resolved" }
-	history := func(floor func(int) int) []func() int {
+	history := func(floor int) []func() int {
 		return []func() int{
-			dropOldest(&s.Progress.Completed, floor(6), nil),
-			dropOldest(&s.Errors, floor(4), resolved),
-			dropOldest(&s.UserRequests, floor(6), settled),
-			dropOldest(&s.Progress.Pending, floor(2), nil),
-			dropOldest(&s.Progress.Active, floor(2), nil),
-			dropOldest(&s.Progress.Blocked, floor(2), nil),
-			dropOldest(&s.Decisions, floor(6), nil),
-			dropOldest(&s.ArtifactRefs, floor(8), nil),
-			dropOldest(&s.Objective, floor(2), nil),
-			dropOldest(&o.otherCC, floor(4), nil),
+			dropOldest(&s.Progress.Completed, floor, nil),
+			dropOldest(&s.Errors, floor, resolved),
+			dropOldest(&s.UserRequests, floor, settled),
+			dropOldest(&s.Progress.Pending, floor, nil),
+			dropOldest(&s.Progress.Active, floor, nil),
+			dropOldest(&s.Progress.Blocked, floor, nil),
+			dropOldest(&s.ArtifactRefs, floor, nil),
+			dropOldest(&s.Decisions, floor, nil),
+			dropOldest(&s.Objective, min(floor, 2), nil),
+			dropOldest(&o.otherCC, floor, nil),
 		}
 	}
-	keep := func(n int) int { return n }
-	none := func(int) int { return 0 }
-	steps := append(history(keep), history(none)...)
+	var steps []func() int
+	steps = append(steps, history(4)...)
+	steps = append(steps, history(1)...)
+	steps = append(steps, o.dropIdentifier(64))
+	steps = append(steps, history(0)...)
+	steps = append(steps, o.dropIdentifier(32))
 	return append(steps,
-		o.dropIdentifier(24),
 		dropOldest(&s.Constraints, 8, nil),
 		dropOldest(&s.Errors, 4, nil),
 		dropOldest(&s.UserRequests, 4, nil),

@@ -41,7 +41,7 @@ type Options struct {
 	MinBytes int
 	// Ratio is the target output size relative to the approximate wire size
 	// of the chunk's events, to which the previous semantic's size is added;
-	// 0 < Ratio ≤ 1, default 0.08.
+	// 0 < Ratio ≤ 1, default 0.1.
 	Ratio float64
 	// MaxTextBytes caps every free text (constraints, decisions, errors,
 	// progress, purposes); 64..4 000, default 400.
@@ -61,7 +61,7 @@ func DefaultOptions() Options {
 	return Options{
 		MaxBytes:       65536,
 		MinBytes:       4096,
-		Ratio:          0.08,
+		Ratio:          0.1,
 		MaxTextBytes:   400,
 		ExcerptBytes:   300,
 		MaxCitations:   4,
