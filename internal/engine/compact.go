@@ -240,7 +240,7 @@ func (c *compaction) chunk(prefix []InputEvent, inputBudget int64) ([][]InputEve
 			return nil, errcode.WithDetails(errcode.InputTooLarge, "one source event exceeds the compactor input limit",
 				map[string]any{"event_id": prefix[i].EventID, "tokens": cost, "input_budget": inputBudget})
 		}
-		if i > start && total+cost > inputBudget {
+		if i > start && cost > inputBudget-total {
 			if int64(len(chunks))+1 >= c.policy.MaximumHierarchicalSummaryCalls {
 				return nil, errcode.WithDetails(errcode.InputTooLarge, "source history needs too many summary calls",
 					map[string]any{"maximum_hierarchical_summary_calls": c.policy.MaximumHierarchicalSummaryCalls})

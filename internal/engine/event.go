@@ -209,25 +209,16 @@ func (e InputEvent) EstimatedTokens() (int64, error) {
 
 // callIDs returns the tool call ids an event carries: tool.call_id and the
 // call_id of every object in tool.calls (a non-list calls is one element),
-// nulls dropped, deduplicated, in first-seen order.
+// non-strings dropped. The list may repeat an id; callers treat it as a set,
+// which keeps this linear however many calls one event lists.
 func (e InputEvent) callIDs() []string {
 	if e.Tool == nil {
 		return nil
 	}
 	var ids []string
-	add := func(v any) {
-		s, ok := v.(string)
-		if !ok {
-			return
-		}
-		for _, have := range ids {
-			if have == s {
-				return
-			}
-		}
-		ids = append(ids, s)
+	if id, ok := e.Tool["call_id"].(string); ok {
+		ids = append(ids, id)
 	}
-	add(e.Tool["call_id"])
 	calls, present := e.Tool["calls"]
 	if !present {
 		return ids
@@ -238,7 +229,9 @@ func (e InputEvent) callIDs() []string {
 	}
 	for _, c := range list {
 		if obj, ok := c.(map[string]any); ok {
-			add(obj["call_id"])
+			if id, ok := obj["call_id"].(string); ok {
+				ids = append(ids, id)
+			}
 		}
 	}
 	return ids
