@@ -352,3 +352,33 @@ func TestWorkerBoundsConcurrencyAndFinishesInFlightOnShutdown(t *testing.T) {
 		t.Fatalf("%d jobs flushed after shutdown, want the 2 in flight", got)
 	}
 }
+
+func TestWorkerHeartbeatKeepsSlowJobFromRedelivery(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.testConfig(t)
+	cfg.AckWait = time.Second
+	ex := &scripted{name: "slow", fn: func(ctx context.Context, _ int, _ Job) ([]Candidate, error) {
+		select {
+		case <-time.After(2500 * time.Millisecond): // well past AckWait
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return []Candidate{{Title: "t", Body: "Never deploy on Fridays"}}, nil
+	}}
+	cfg.Extractors = routerOf(t, ex)
+	e.startWorker(t, cfg)
+	e.publishJob(t, sampleJob(), "")
+	e.waitEvents(t, 1)
+	e.waitSettled(t)
+	if got := ex.calls.Load(); got != 1 {
+		t.Fatalf("extractor ran %d times: the job was redelivered while running", got)
+	}
+	c, err := e.js.Consumer(context.Background(), topology.StreamHarvest, topology.ConsumerHarvester)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := c.Info(context.Background())
+	if err != nil || ci.NumRedelivered != 0 {
+		t.Fatalf("redelivered %d (%v)", ci.NumRedelivered, err)
+	}
+}
