@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/internal/engine"
@@ -251,8 +252,9 @@ func (d *draft) identifiers(eventID, text string) {
 }
 
 func (d *draft) user(eventID, text string) {
+	l := lowerOf(text)
 	for _, sp := range sentences(text) {
-		if s := text[sp.start:sp.end]; isConstraint(s) {
+		if s, lower := l.span(sp); isConstraint(s, lower) {
 			d.sourced(d.constraints, d.clean(s), eventID)
 		}
 	}
@@ -314,9 +316,10 @@ func (d *draft) sourced(set *ordered[semantic.Sourced], text, eventID string) {
 
 func (d *draft) assistant(e *engine.EventView, text string) {
 	parts := sentences(text)
+	l := lowerOf(text)
 	for i, sp := range parts {
-		s := text[sp.start:sp.end]
-		if choice, rationale, ok := decision(s); ok {
+		s, lower := l.span(sp)
+		if choice, rationale, ok := decision(s, lower); ok {
 			if rationale == "" && i+1 < len(parts) {
 				rationale = becauseSentence(text[parts[i+1].start:parts[i+1].end])
 			}
@@ -324,7 +327,7 @@ func (d *draft) assistant(e *engine.EventView, text string) {
 		}
 	}
 	if len(parts) > 0 {
-		if s := text[parts[0].start:parts[0].end]; isCompletion(s) {
+		if s, lower := l.span(parts[0]); isCompletion(lower) {
 			d.completions = append(d.completions, d.position)
 			d.progressDone(d.clean(s), e.EventID)
 		}
@@ -408,12 +411,13 @@ func (d *draft) issue(eventID string, c toolCall) {
 	if c.id != "" {
 		d.calls[c.id] = call{label: label, eventID: eventID}
 	}
+	// The label is clean already; an id is only written when it is plain.
 	text := label + suffixAwaiting
-	if c.id != "" && len(c.id) <= maxCallID && !strings.ContainsAny(c.id, ")\n") {
+	if plainID(c.id) {
 		text += callIDPrefix + c.id + ")"
 	}
 	d.active.put(label, semantic.ProgressItem{
-		Text:                 cleanText(text, d.o.MaxTextBytes),
+		Text:                 clip(text, d.o.MaxTextBytes),
 		SourceEventIDs:       []string{eventID},
 		VerificationEventIDs: []string{},
 	})
@@ -429,6 +433,20 @@ func (d *draft) issue(eventID string, c toolCall) {
 			d.ids.see(kindFile, p, eventID)
 		}
 	}
+}
+
+// plainID reports whether a call id can be written into a text and read
+// back: short, valid UTF-8, no white space or parenthesis, no secret.
+func plainID(id string) bool {
+	if id == "" || len(id) > maxCallID || !utf8.ValidString(id) {
+		return false
+	}
+	for _, r := range id {
+		if unicode.IsSpace(r) || r == ')' || r == '(' {
+			return false
+		}
+	}
+	return !redact.Contains(id)
 }
 
 // maxArgumentBytes bounds the JSON text of arguments this package parses.

@@ -30,7 +30,7 @@ func TestSummaryDoesNotDominateCompact(t *testing.T) {
 		sizes = sizes[:1]
 	}
 	for _, events := range sizes {
-		summaryShare(t, events, max(1, 3000/events))
+		summaryShare(t, events, max(1, 6000/events))
 	}
 }
 

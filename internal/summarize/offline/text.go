@@ -152,12 +152,33 @@ var (
 	}
 )
 
-// isConstraint reports whether a sentence states a rule to keep.
-func isConstraint(sentence string) bool {
+// lowered pairs a text with its lower-case form; the sentence spans of the
+// text index both when lower-casing kept every byte offset.
+type lowered struct {
+	text, lower string
+	aligned     bool
+}
+
+func lowerOf(text string) lowered {
+	lower := strings.ToLower(text)
+	return lowered{text: text, lower: lower, aligned: len(lower) == len(text)}
+}
+
+// span returns the sentence at sp and its lower-case form.
+func (l lowered) span(sp span) (string, string) {
+	s := l.text[sp.start:sp.end]
+	if l.aligned {
+		return s, l.lower[sp.start:sp.end]
+	}
+	return s, strings.ToLower(s)
+}
+
+// isConstraint reports whether a sentence (given with its lower-case form)
+// states a rule to keep.
+func isConstraint(sentence, lower string) bool {
 	if containsAny(sentence, constraintChinese) {
 		return true
 	}
-	lower := strings.ToLower(sentence)
 	for _, w := range constraintWords {
 		if containsWord(lower, w) {
 			return true
@@ -166,10 +187,10 @@ func isConstraint(sentence string) bool {
 	return false
 }
 
-// decision splits a sentence that states a choice into the choice and its
-// rationale ("" when it gives none); ok is false for any other sentence.
-func decision(sentence string) (choice, rationale string, ok bool) {
-	lower := strings.ToLower(sentence)
+// decision splits a sentence (given with its lower-case form) that states a
+// choice into the choice and its rationale ("" when it gives none); ok is
+// false for any other sentence.
+func decision(sentence, lower string) (choice, rationale string, ok bool) {
 	if !containsAny(lower, decisionPhrases) {
 		return "", "", false
 	}
@@ -186,8 +207,8 @@ func decision(sentence string) (choice, rationale string, ok bool) {
 	return sentence, "", true
 }
 
-func isCompletion(sentence string) bool {
-	lower := strings.ToLower(sentence)
+// isCompletion reports whether a lower-cased sentence reports finished work.
+func isCompletion(lower string) bool {
 	return strings.HasPrefix(lower, "done") || containsAny(lower, completionPhrases)
 }
 
