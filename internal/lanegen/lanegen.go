@@ -32,7 +32,8 @@ type Options struct {
 	// influences the text of the lane; requests carry it.
 	ThreadID string
 	// RunAgentID and Namespace form the lane identity carried by every event
-	// (defaults "agent-main" and "root").
+	// (defaults "agent-main" and "root"). Invalid UTF-8 in any of the three
+	// ids is replaced, so a lane is always valid JSON.
 	RunAgentID string
 	Namespace  string
 	// LargeToolEvery makes the n-th, 2n-th, ... tool result large (over
@@ -62,9 +63,11 @@ func (o Options) withDefaults() Options {
 	if o.ThreadID == "" {
 		o.ThreadID = fmt.Sprintf("thread-%d", o.Seed)
 	}
+	o.RunAgentID = strings.ToValidUTF8(o.RunAgentID, "?")
 	if o.RunAgentID == "" {
 		o.RunAgentID = "agent-main"
 	}
+	o.Namespace = strings.ToValidUTF8(o.Namespace, "?")
 	if o.Namespace == "" {
 		o.Namespace = "root"
 	}

@@ -94,11 +94,20 @@ func Request(o RequestOptions) map[string]any {
 	return req
 }
 
-// RequestJSON is Request encoded canonically (compact, sorted keys).
+// EncodeRequest is Request encoded canonically (compact, sorted keys). It
+// fails only when caller-supplied Events, Policy or PreviousSemantic hold
+// values outside the JSON domain.
+func EncodeRequest(o RequestOptions) ([]byte, error) {
+	return canonical.Encode(Request(o))
+}
+
+// RequestJSON is EncodeRequest for test code, in the manner of
+// regexp.MustCompile: it panics where EncodeRequest would fail, which only a
+// programming error in caller-supplied values can cause.
 func RequestJSON(o RequestOptions) []byte {
-	data, err := canonical.Encode(Request(o))
+	data, err := EncodeRequest(o)
 	if err != nil {
-		panic(fmt.Sprintf("lanegen: generated request is not canonical: %v", err))
+		panic(fmt.Sprintf("lanegen: request is not JSON: %v", err))
 	}
 	return data
 }
