@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
@@ -124,13 +123,9 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 		return false, staleHead(req, active, "parent_checkpoint_id is not the lane's active checkpoint")
 	}
 	if hasJSONValue(req.PreviousSemantic) {
-		var v any
-		if err := json.Unmarshal(req.PreviousSemantic, &v); err != nil {
-			return false, errcode.Wrap(errcode.InvalidSemantic, "previous_semantic is not JSON", err)
-		}
-		h, err := canonical.Hash(v)
+		h, err := semanticHash(req.PreviousSemantic)
 		if err != nil {
-			return false, errcode.Wrap(errcode.InvalidSemantic, "previous_semantic is not canonical JSON", err)
+			return false, err
 		}
 		if head == nil || h != head.SemanticHash {
 			return false, staleHead(req, active, "previous_semantic differs from the active checkpoint's")

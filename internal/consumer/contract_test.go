@@ -10,23 +10,35 @@ import (
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 )
 
 // The processor's delivery contract, written once and run against every
 // deployment mode.
-func TestContractSingleServer(t *testing.T) { runContract(t, singleEnv) }
+func TestContractSingleServer(t *testing.T) { runContract(t, singleEnv, false) }
 
 func TestContractCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3-node cluster: skipped with -short")
 	}
-	runContract(t, clusterEnv)
+	runContract(t, clusterEnv, false)
 }
 
-func runContract(t *testing.T, mk func(testing.TB) *env) {
+// The same contract with the real engine and the offline summarizer.
+func TestContractEngineSingleServer(t *testing.T) { runContract(t, singleEnv, true) }
+
+func TestContractEngineCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3-node cluster: skipped with -short")
+	}
+	runContract(t, clusterEnv, true)
+}
+
+func runContract(t *testing.T, mk func(testing.TB) *env, realEngine bool) {
 	e := mk(t)
+	e.realEngine = realEngine
 	r := e.start(t, testConfig(), nil, nil)
 	cases := []struct {
 		name string
@@ -54,7 +66,7 @@ func runContract(t *testing.T, mk func(testing.TB) *env) {
 
 func contractActivate(t *testing.T, e *env) {
 	spec := reqSpec{id: "act-1", lane: "act"}
-	e.publish(t, spec.body(), spec.id)
+	e.publish(t, e.body(spec), spec.id)
 	ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
 	if ev.Subject != topology.SubjectActivated || ev.str("kind") != "activated" {
 		t.Fatalf("want activated, got %s %v", ev.Subject, ev.Body)
@@ -94,14 +106,14 @@ func contractActivate(t *testing.T, e *env) {
 
 func contractRepeat(t *testing.T, e *env) {
 	spec := reqSpec{id: "rep-1", lane: "rep"}
-	e.publish(t, spec.body(), spec.id)
+	e.publish(t, e.body(spec), spec.id)
 	first := onlyEvent(t, e.awaitOutcome(t, spec.id))
-	if ack := e.publish(t, spec.body(), spec.id); !ack.Duplicate {
+	if ack := e.publish(t, e.body(spec), spec.id); !ack.Duplicate {
 		t.Fatal("same Nats-Msg-Id inside the window was not deduplicated by the stream")
 	}
 	// Without the header the stream keeps it, as after the window: the ledger
 	// must make it a no-op that republishes the same outcome.
-	ack := e.publish(t, spec.body(), "")
+	ack := e.publish(t, e.body(spec), "")
 	testenv.Eventually(t, waitLong, func() error {
 		info, err := e.consumerInfo(t)
 		if err != nil {
@@ -121,7 +133,7 @@ func contractRepeat(t *testing.T, e *env) {
 	}
 	// A different body under the used id is request_id_conflict.
 	other := reqSpec{id: "rep-1", lane: "rep", events: 4}
-	e.publish(t, other.body(), "")
+	e.publish(t, e.body(other), "")
 	testenv.Eventually(t, waitLong, func() error {
 		for _, ev := range e.eventsFor(t, spec.id) {
 			if ev.code() == errcode.RequestIDConflict {
@@ -137,11 +149,11 @@ func contractRepeat(t *testing.T, e *env) {
 
 func contractRace(t *testing.T, e *env) {
 	base := reqSpec{id: "race-0", lane: "race"}
-	e.publish(t, base.body(), base.id)
+	e.publish(t, e.body(base), base.id)
 	onlyEvent(t, e.awaitOutcome(t, base.id))
 	a, b := reqSpec{id: "race-a", lane: "race", parent: "race-0"}, reqSpec{id: "race-b", lane: "race", parent: "race-0"}
-	e.publish(t, a.body(), a.id)
-	e.publish(t, b.body(), b.id)
+	e.publish(t, e.body(a), a.id)
+	e.publish(t, e.body(b), b.id)
 	ea, eb := onlyEvent(t, e.awaitOutcome(t, a.id)), onlyEvent(t, e.awaitOutcome(t, b.id))
 	kinds := []string{ea.str("kind"), eb.str("kind")}
 	slices.Sort(kinds)
@@ -164,7 +176,7 @@ func contractChain(t *testing.T, e *env) {
 	parent, parentHash := "", ""
 	for i := 1; i <= 3; i++ {
 		spec := reqSpec{id: fmt.Sprintf("chain-%d", i), lane: "chain", parent: parent}
-		e.publish(t, spec.body(), spec.id)
+		e.publish(t, e.body(spec), spec.id)
 		ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
 		if ev.str("kind") != "activated" || ev.num("generation") != int64(i) {
 			t.Fatalf("step %d: %v", i, ev.Body)
@@ -187,12 +199,12 @@ func contractMalformed(t *testing.T, e *env) {
 		code        string
 	}{
 		{"not json", "bad-json", []byte("{nope"), errcode.InvalidRequest},
-		{"unknown version", "bad-v", reqSpec{id: "bad-v", extra: map[string]any{"v": 9}}.body(), errcode.UnsupportedVersion},
-		{"no events", "bad-ev", reqSpec{id: "bad-ev", extra: map[string]any{"events": nil}}.body(), errcode.InvalidRequest},
-		{"msg id differs", "other-id", reqSpec{id: "bad-id"}.body(), errcode.InvalidRequest},
-		{"engine rejects", "bad-trigger", reqSpec{id: "bad-trigger", extra: map[string]any{"trigger": nil}}.body(), errcode.InvalidRequest},
-		{"deadline passed", "bad-dl", reqSpec{id: "bad-dl", lane: "dl", extra: map[string]any{"deadline_at": "2001-01-01T00:00:00Z"}}.body(), errcode.DeadlineExceeded},
-		{"stale parent", "bad-parent", reqSpec{id: "bad-parent", lane: "nolane", parent: "nope"}.body(), errcode.StaleHead},
+		{"unknown version", "bad-v", e.body(reqSpec{id: "bad-v", extra: map[string]any{"v": 9}}), errcode.UnsupportedVersion},
+		{"no events", "bad-ev", e.body(reqSpec{id: "bad-ev", extra: map[string]any{"events": nil}}), errcode.InvalidRequest},
+		{"msg id differs", "other-id", e.body(reqSpec{id: "bad-id"}), errcode.InvalidRequest},
+		{"engine rejects", "bad-trigger", e.body(reqSpec{id: "bad-trigger", extra: map[string]any{"trigger": nil}}), errcode.InvalidRequest},
+		{"deadline passed", "bad-dl", e.body(reqSpec{id: "bad-dl", lane: "dl", extra: map[string]any{"deadline_at": "2001-01-01T00:00:00Z"}}), errcode.DeadlineExceeded},
+		{"stale parent", "bad-parent", e.body(reqSpec{id: "bad-parent", lane: "nolane", parent: "nope"}), errcode.StaleHead},
 	}
 	for _, c := range cases {
 		e.publish(t, c.body, c.msgID)
@@ -205,7 +217,7 @@ func contractMalformed(t *testing.T, e *env) {
 		}
 	}
 	ok := reqSpec{id: "after-bad", lane: "after"}
-	e.publish(t, ok.body(), ok.id)
+	e.publish(t, e.body(ok), ok.id)
 	if ev := onlyEvent(t, e.awaitOutcome(t, ok.id)); ev.str("kind") != "activated" {
 		t.Fatalf("processor stopped serving: %v", ev.Body)
 	}
@@ -216,18 +228,18 @@ func contractClaimCheck(t *testing.T, e *env) {
 	defer cancel()
 	full := reqSpec{id: "claim-1", lane: "claim"}
 	var m map[string]any
-	mustJSON(t, full.body(), &m)
+	mustJSON(t, e.body(full), &m)
 	events := mustMarshal(t, m["events"])
 	if _, err := e.stores.Lanes.PutBytes(ctx, "claim-1-events", events); err != nil {
 		t.Fatal(err)
 	}
 	spec := reqSpec{id: "claim-1", lane: "claim", extra: map[string]any{"events": nil, "events_object": "claim-1-events"}}
-	e.publish(t, spec.body(), spec.id)
+	e.publish(t, e.body(spec), spec.id)
 	if ev := onlyEvent(t, e.awaitOutcome(t, spec.id)); ev.str("kind") != "activated" {
 		t.Fatalf("claim-checked request: %v", ev.Body)
 	}
 	missing := reqSpec{id: "claim-2", lane: "claim2", extra: map[string]any{"events": nil, "events_object": "nothing-here"}}
-	e.publish(t, missing.body(), missing.id)
+	e.publish(t, e.body(missing), missing.id)
 	if ev := onlyEvent(t, e.awaitOutcome(t, missing.id)); ev.code() != errcode.EventsObjectMissing {
 		t.Fatalf("missing object: %v", ev.Body)
 	}
@@ -236,15 +248,15 @@ func contractClaimCheck(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	tooBig := reqSpec{id: "claim-3", lane: "claim3", extra: map[string]any{"events": nil, "events_object": "claim-3-events"}}
-	e.publish(t, tooBig.body(), tooBig.id)
+	e.publish(t, e.body(tooBig), tooBig.id)
 	if ev := onlyEvent(t, e.awaitOutcome(t, tooBig.id)); ev.code() != errcode.PayloadTooLarge {
 		t.Fatalf("oversized object: %v", ev.Body)
 	}
 }
 
 func contractSkipped(t *testing.T, e *env) {
-	spec := reqSpec{id: "skip-1", lane: "skip", events: 1}
-	e.publish(t, spec.body(), spec.id)
+	spec := reqSpec{id: "skip-1", lane: "skip", events: 1, extra: map[string]any{"trigger": "auto"}}
+	e.publish(t, e.body(spec), spec.id)
 	ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
 	if ev.Subject != topology.SubjectSkipped || ev.str("reason") == "" {
 		t.Fatalf("want skipped with a reason: %s %v", ev.Subject, ev.Body)
@@ -261,7 +273,7 @@ func contractMany(t *testing.T, e *env) {
 		if i >= 6 {
 			continue // one per lane: parents are unknown until the first lands
 		}
-		e.publish(t, spec.body(), spec.id)
+		e.publish(t, e.body(spec), spec.id)
 	}
 	for i := range 6 {
 		if ev := onlyEvent(t, e.awaitOutcome(t, fmt.Sprintf("many-%d", i))); ev.str("kind") != "activated" {
@@ -273,7 +285,7 @@ func contractMany(t *testing.T, e *env) {
 	}
 	for i := 6; i < n; i++ {
 		spec := reqSpec{id: fmt.Sprintf("many-%d", i), lane: fmt.Sprintf("many-%d", i%6), parent: fmt.Sprintf("many-%d", i-6)}
-		e.publish(t, spec.body(), spec.id)
+		e.publish(t, e.body(spec), spec.id)
 		if ev := onlyEvent(t, e.awaitOutcome(t, spec.id)); ev.str("kind") != "activated" {
 			t.Fatalf("%s: %v", spec.id, ev.Body)
 		}
@@ -290,15 +302,22 @@ func contractMany(t *testing.T, e *env) {
 
 func contractSlowModel(t *testing.T, e *env) {
 	cfg := testConfig()
+	cfg.AttemptTimeout = 30 * time.Second // the engine may call the model once per chunk
 	slow := &testSummarizer{delay: 3500 * time.Millisecond} // 3.5 × AckWait
+	if e.realEngine {
+		slow.inner = offline.New(offline.DefaultOptions())
+	}
 	r := e.start(t, cfg, nil, slow)
 	spec := reqSpec{id: "slow-1", lane: "slow"}
-	ack := e.publish(t, spec.body(), spec.id)
+	ack := e.publish(t, e.body(spec), spec.id)
 	if ev := onlyEvent(t, e.awaitOutcome(t, spec.id)); ev.str("kind") != "activated" {
 		t.Fatalf("slow request: %v", ev.Body)
 	}
-	if n := slow.calls.Load(); n != 1 {
-		t.Fatalf("model called %d times, want 1 (redelivered while working?)", n)
+	if n := slow.calls.Load(); n < 1 || n > 3 {
+		t.Fatalf("model called %d times, want one call per chunk (redelivered while working?)", n)
+	}
+	if info, err := e.consumerInfo(t); err != nil || info.NumRedelivered != 0 {
+		t.Fatalf("redelivered while the model worked: %+v %v", info, err)
 	}
 	if en := e.ledgerEntry(t, spec.id); len(en.Attempts) != 1 {
 		t.Fatalf("ledger attempts %d, want 1", len(en.Attempts))
@@ -322,7 +341,7 @@ func contractCrash(t *testing.T, e *env) {
 			id, lane := "crash-"+step, "crash-"+step
 			first := e.start(t, cfg, nil, nil)
 			spec := reqSpec{id: id, lane: lane}
-			e.publish(t, spec.body(), spec.id)
+			e.publish(t, e.body(spec), spec.id)
 			if err := first.wait(t); err == nil {
 				t.Fatalf("processor did not stop at %s", step)
 			}

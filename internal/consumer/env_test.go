@@ -14,6 +14,7 @@ import (
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
@@ -28,6 +29,9 @@ type env struct {
 	js       jetstream.JetStream
 	stores   *topology.Stores
 	stepDown func() // moves the requests stream's leader (cluster only)
+	// realEngine runs the processor with EngineCompactor and the offline
+	// summarizer, and builds requests the engine accepts.
+	realEngine bool
 	seq      atomic.Int64
 }
 
@@ -67,6 +71,7 @@ func testConfig() Config {
 	c.PullWait = 500 * time.Millisecond
 	c.DrainTimeout = 5 * time.Second
 	c.Relay.RetryInterval = 50 * time.Millisecond
+	c.MaxEventsObjectBytes = 256 << 10
 	return c
 }
 
@@ -94,9 +99,15 @@ func (e *env) start(t testing.TB, cfg Config, c Compactor, s engine.Summarizer) 
 	t.Helper()
 	if c == nil {
 		c = testCompactor{}
+		if e.realEngine {
+			c = EngineCompactor{}
+		}
 	}
 	if s == nil {
 		s = &testSummarizer{}
+		if e.realEngine {
+			s = offline.New(offline.DefaultOptions())
+		}
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	p, err := New(cfg, Deps{JS: e.js, Stores: e.stores, Compactor: c, Summarizer: s, Logger: log})
@@ -124,8 +135,37 @@ type reqSpec struct {
 	extra            map[string]any
 }
 
-// body builds a Request v1 body.
-func (s reqSpec) body() []byte {
+// body builds the request for the env's compactor.
+func (e *env) body(s reqSpec) []byte {
+	if !e.realEngine {
+		return s.testBody()
+	}
+	lane := s.lane
+	if lane == "" {
+		lane = "lane-1"
+	}
+	n := s.events
+	if n == 0 {
+		n = 40
+	}
+	b := engineBody(e.t, s.id, lane, s.parent, n, nil)
+	if len(s.extra) == 0 {
+		return b
+	}
+	var m map[string]any
+	mustJSON(e.t, b, &m)
+	for k, v := range s.extra {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		m[k] = v
+	}
+	return mustMarshal(e.t, m)
+}
+
+// testBody builds a Request v1 body for testCompactor.
+func (s reqSpec) testBody() []byte {
 	lane := s.lane
 	if lane == "" {
 		lane = "lane-1"

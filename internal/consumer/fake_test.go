@@ -111,6 +111,7 @@ func stringsAny(s []string) []any {
 // testSummarizer returns a fixed summary after delay (0: at once); it counts
 // its calls. fail, when set, makes a call fail with the returned error.
 type testSummarizer struct {
+	inner engine.Summarizer // when set, answers after delay
 	delay time.Duration
 	fail  func(call int64) error
 	calls atomic.Int64
@@ -133,6 +134,9 @@ func (s *testSummarizer) Summarize(ctx context.Context, p engine.Payload) (engin
 		if err := s.fail(n); err != nil {
 			return engine.Summary{}, err
 		}
+	}
+	if s.inner != nil {
+		return s.inner.Summarize(ctx, p)
 	}
 	return engine.Summary{
 		Output: fmt.Sprintf("summary of %d events for %s", len(p.Events), p.CheckpointID),

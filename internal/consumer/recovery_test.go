@@ -26,7 +26,7 @@ func TestUncertainAttemptRetriedAfterDeadline(t *testing.T) {
 	cfg.crashAt = func(s string) bool { return s == stepSummaryRequested && hit.CompareAndSwap(false, true) }
 	first := e.start(t, cfg, nil, nil)
 	spec := reqSpec{id: "unc-1", lane: "unc"}
-	e.publish(t, spec.body(), spec.id)
+	e.publish(t, e.body(spec), spec.id)
 	if err := first.wait(t); err == nil {
 		t.Fatal("processor did not stop")
 	}
@@ -67,7 +67,7 @@ func TestUncertainAttemptFailsWhenConfigured(t *testing.T) {
 	cfg.crashAt = func(s string) bool { return s == stepSummaryRequested && hit.CompareAndSwap(false, true) }
 	first := e.start(t, cfg, nil, nil)
 	spec := reqSpec{id: "unc-2", lane: "unc2"}
-	e.publish(t, spec.body(), spec.id)
+	e.publish(t, e.body(spec), spec.id)
 	if err := first.wait(t); err == nil {
 		t.Fatal("processor did not stop")
 	}
@@ -93,7 +93,7 @@ func TestTransientFailureEndsInProviderUnavailable(t *testing.T) {
 	down := &testSummarizer{fail: func(int64) error { return errModelDown }}
 	r := e.start(t, cfg, nil, down)
 	spec := reqSpec{id: "down-1", lane: "down"}
-	e.publish(t, spec.body(), spec.id)
+	e.publish(t, e.body(spec), spec.id)
 	ev := onlyEvent(t, e.awaitOutcome(t, spec.id))
 	if ev.code() != errcode.ProviderUnavailable {
 		t.Fatalf("got %v", ev.Body)
@@ -114,7 +114,7 @@ func TestTransientFailureEndsInProviderUnavailable(t *testing.T) {
 	_ = r.wait(t)
 	// The model is back; a resend of the same body reopens the request.
 	e.start(t, cfg, nil, nil)
-	e.publish(t, spec.body(), "")
+	e.publish(t, e.body(spec), "")
 	testenv.Eventually(t, waitLong, func() error {
 		for _, ev := range e.eventsFor(t, spec.id) {
 			if ev.str("kind") == "activated" {
@@ -135,7 +135,7 @@ func TestRecoversDeletedConsumerAndServerRestart(t *testing.T) {
 	e := newEnv(t, srv.JetStream(t), 1, nil)
 	e.start(t, testConfig(), nil, nil)
 	one := reqSpec{id: "rec-1", lane: "rec1"}
-	e.publish(t, one.body(), one.id)
+	e.publish(t, e.body(one), one.id)
 	onlyEvent(t, e.awaitOutcome(t, one.id))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -144,12 +144,12 @@ func TestRecoversDeletedConsumerAndServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	two := reqSpec{id: "rec-2", lane: "rec2"}
-	e.publish(t, two.body(), two.id)
+	e.publish(t, e.body(two), two.id)
 	onlyEvent(t, e.awaitOutcome(t, two.id))
 
 	srv.Restart(t)
 	three := reqSpec{id: "rec-3", lane: "rec3"}
-	e.publish(t, three.body(), three.id)
+	e.publish(t, e.body(three), three.id)
 	if ev := onlyEvent(t, e.awaitOutcome(t, three.id)); ev.str("kind") != "activated" {
 		t.Fatalf("after restart: %v", ev.Body)
 	}
@@ -161,7 +161,7 @@ func TestGracefulDrain(t *testing.T) {
 	slow := &testSummarizer{delay: 300 * time.Millisecond}
 	r := e.start(t, testConfig(), nil, slow)
 	spec := reqSpec{id: "drain-1", lane: "drain"}
-	e.publish(t, spec.body(), spec.id)
+	e.publish(t, e.body(spec), spec.id)
 	testenv.Eventually(t, waitLong, func() error {
 		if slow.calls.Load() == 0 {
 			return fmt.Errorf("not started")

@@ -1,0 +1,131 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/semantic"
+)
+
+// EngineCompactor is the Compactor of internal/engine. It applies the lane
+// state Cairn holds (engine.md 0.3) to the decoded request: the head's
+// anti-thrash State (after observe_new_tokens when the request carries
+// new_tokens_since_compaction) and the active checkpoint's semantic; and it
+// computes the State after record_success for the processor to store only
+// if the checkpoint becomes active.
+type EngineCompactor struct{}
+
+var _ Compactor = EngineCompactor{}
+
+// Compact implements Compactor.
+func (EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error) {
+	req, err := engine.DecodeRequest(in.Body)
+	if err != nil {
+		return nil, err
+	}
+	if req.Events == nil {
+		if req.Events, err = engine.DecodeEvents(in.Events); err != nil {
+			return nil, err
+		}
+	}
+	state, err := laneState(in.State, req.NewTokensSinceCompaction)
+	if err != nil {
+		return nil, err
+	}
+	req.AntiThrash = state
+	if req.PreviousSemantic == nil && len(in.PreviousSemantic) > 0 {
+		if req.PreviousSemantic, err = semantic.ParseJSON(in.PreviousSemantic); err != nil {
+			return nil, err
+		}
+	}
+	res, err := engine.Compact(ctx, req, s, now)
+	if err != nil {
+		return nil, err
+	}
+	return resultOf(req, res)
+}
+
+// laneState decodes the head's State and observes the request's new-token
+// count.
+func laneState(raw json.RawMessage, newTokens *int64) (engine.State, error) {
+	var state engine.State
+	if len(raw) > 0 {
+		v, err := canonical.Decode(raw)
+		if err != nil {
+			return state, errcode.Wrap(errcode.InvalidState, "stored lane state is not JSON", err)
+		}
+		if state, err = engine.DecodeState(v); err != nil {
+			return state, err
+		}
+	}
+	if newTokens != nil {
+		return state.ObserveNewTokens(*newTokens)
+	}
+	return state, nil
+}
+
+func resultOf(req *engine.Request, res *engine.Result) (*Result, error) {
+	out := &Result{
+		Status: res.Status, SkipReason: res.Suppression, TokensBefore: res.TokensBefore,
+		TokensAfter: res.TokensAfter, TokensReclaimed: res.TokensReclaimed, ArtifactIDs: nonNil(res.ArtifactIDs),
+	}
+	if res.Status == engine.StatusSkipped || res.Checkpoint == nil {
+		return out, nil
+	}
+	cp := res.Checkpoint
+	var err error
+	if out.Checkpoint, err = canonical.Encode(cp.ToMap()); err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "checkpoint is not canonical JSON", err)
+	}
+	if out.CheckpointHash, err = cp.Hash(); err != nil {
+		return nil, err
+	}
+	if cp.SemanticHash != nil {
+		out.SemanticHash = *cp.SemanticHash
+	}
+	out.RetainedEventIDs = nonNil(cp.RetainedEventIDs)
+	usage := res.ProviderUsage
+	if usage == nil {
+		usage = []any{}
+	}
+	if out.ProviderUsage, err = canonical.Encode(usage); err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "provider usage is not canonical JSON", err)
+	}
+	next, err := req.AntiThrash.RecordSuccess(req.Trigger, cp.ContextLaneEventOrdinalHighWatermark, res.TokensAfter)
+	if err != nil {
+		return nil, err
+	}
+	if out.NextState, err = json.Marshal(next); err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "encode lane state", err)
+	}
+	if res.Status == engine.StatusCompacted {
+		retained := make(map[string]bool, len(cp.RetainedEventIDs))
+		for _, id := range cp.RetainedEventIDs {
+			retained[id] = true
+		}
+		for _, e := range req.Events {
+			if !retained[e.EventID] {
+				out.CutEventIDs = append(out.CutEventIDs, e.EventID)
+			}
+		}
+	}
+	return out, nil
+}
+
+// semanticHash is the hash the engine gives a semantic (canonical hash of
+// its map), for comparing a request's previous_semantic with the head's.
+func semanticHash(raw json.RawMessage) (string, error) {
+	s, err := semantic.ParseJSON(raw)
+	if err != nil {
+		return "", err
+	}
+	h, err := canonical.Hash(s.Map())
+	if err != nil {
+		return "", errcode.Wrap(errcode.InvalidSemantic, "previous_semantic is not canonical JSON", err)
+	}
+	return h, nil
+}

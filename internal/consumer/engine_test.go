@@ -1,0 +1,87 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/summarize/offline"
+)
+
+// engineSpec builds a Request v1 that the real engine compacts with the
+// offline summarizer: a lane of n events of ~1 KiB each, a small model
+// profile and policy limits scaled to it.
+func engineBody(t testing.TB, id, lane, parent string, n int, previousSemantic json.RawMessage) []byte {
+	t.Helper()
+	agent := "agent-" + lane
+	events := make([]map[string]any, n)
+	for i := range events {
+		role := []string{"user", "assistant"}[i%2]
+		content := fmt.Sprintf("%s turn %d: we decided the deploy must use blue-green releases; ", id, i+1) +
+			strings.Repeat(fmt.Sprintf("detail %d of the investigation into the flaky integration test. ", i), 16)
+		provenance := map[string]any{"origin": "direct_user"}
+		ph, err := canonical.Hash(provenance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := canonical.Hash(map[string]any{"artifact_ids": []any{}, "content": content, "tool": nil, "truncated": false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events[i] = map[string]any{
+			"event_id": fmt.Sprintf("%s-e%03d", id, i+1), "run_agent_id": agent, "chat_seq": i + 1,
+			"lane_event_ordinal": i + 1, "checkpoint_namespace": "main", "role": role,
+			"provenance": provenance, "provenance_sha256": ph, "content_hash": ch, "content": content,
+			"tool": nil, "artifact_ids": []any{}, "truncated": false, "protected": false,
+		}
+	}
+	m := map[string]any{
+		"v": 1, "request_id": id, "trigger": "manual", "thread_id": "thread-" + lane, "run_id": "run-1",
+		"root_turn_id": "turn-1", "run_agent_id": agent, "provider_connection_id": "conn-1",
+		"checkpoint_namespace": "main", "destination_identity_hash": strings.Repeat("a", 64),
+		"model_profile": map[string]any{
+			"context_limit_kind": "separate_input", "max_input_tokens": 40000, "max_output_tokens": 8192,
+			"provider_reserved_tokens": 0,
+		},
+		"policy": map[string]any{
+			"recent_tail_min_tokens": 1000, "recent_tail_max_tokens": 2000,
+			"summary_output_min_tokens": 1024, "summary_output_max_tokens": 4096,
+			"minimum_total_reclaim_tokens": 1000, "minimum_prune_reclaim_tokens": 1000,
+		},
+		"rehydration_state": map[string]any{}, "events": events, "parent_checkpoint_id": nil,
+	}
+	if parent != "" {
+		m["parent_checkpoint_id"] = parent
+	}
+	if previousSemantic != nil {
+		m["previous_semantic"] = previousSemantic
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestEngineCompactorCompactsWithOffline(t *testing.T) {
+	body := engineBody(t, "eng-0", "eng", "", 40, nil)
+	var m map[string]json.RawMessage
+	mustJSON(t, body, &m)
+	res, err := EngineCompactor{}.Compact(context.Background(), Input{Body: body, Events: m["events"]},
+		offline.New(offline.DefaultOptions()), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusCompacted || res.CheckpointHash == "" || res.SemanticHash == "" || len(res.CutEventIDs) == 0 {
+		t.Fatalf("status %s hash %q cut %d", res.Status, res.CheckpointHash, len(res.CutEventIDs))
+	}
+	var state map[string]any
+	mustJSON(t, res.NextState, &state)
+	if state["last_compaction_tokens_after"] == nil {
+		t.Fatalf("record_success not applied: %v", state)
+	}
+}
