@@ -7,8 +7,8 @@
 // ids, versions) a continuation needs verbatim. Every entry cites the events
 // it came from, so the output passes the engine's source-backed validation.
 // Entries of the previous semantic are carried forward and merged, and the
-// result is trimmed, oldest first, to a byte budget proportional to the
-// chunk.
+// result is trimmed, least useful and oldest first, to a byte budget
+// proportional to the chunk.
 package offline
 
 import (
@@ -138,7 +138,9 @@ func New(o Options) *Summarizer {
 // Summarize returns a *semantic.Semantic for p with no usage. The output
 // covers exactly p.CoveredRange, cites only events of p and of
 // p.PreviousSemantic, and is deterministic: the same payload gives the same
-// output, so a repair call (p.Repair set) returns it again. The only error is
+// output. A repair call (p.Repair set) gets the same output again, except
+// that a repair reporting the byte limit (details "limit") shrinks it under
+// that limit, which the payload does not otherwise tell. The only error is
 // ctx's, as an *errcode.Error (deadline_exceeded or compaction_provider_error).
 func (s *Summarizer) Summarize(ctx context.Context, p engine.Payload) (engine.Summary, error) {
 	if err := ctx.Err(); err != nil {
