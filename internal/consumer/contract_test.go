@@ -302,7 +302,7 @@ func contractMany(t *testing.T, e *env) {
 
 func contractSlowModel(t *testing.T, e *env) {
 	cfg := testConfig()
-	cfg.AttemptTimeout = 30 * time.Second // the engine may call the model once per chunk
+	cfg.AttemptTimeout = 30 * time.Second                   // the engine may call the model once per chunk
 	slow := &testSummarizer{delay: 3500 * time.Millisecond} // 3.5 × AckWait
 	if e.realEngine {
 		slow.inner = offline.New(offline.DefaultOptions())

@@ -85,3 +85,37 @@ func TestEngineCompactorCompactsWithOffline(t *testing.T) {
 		t.Fatalf("record_success not applied: %v", state)
 	}
 }
+
+// With the real engine, a follow-up request may carry previous_semantic
+// (the active checkpoint's semantic, as an application sets it): it must
+// match the head's, or the request is stale_head.
+func TestEnginePreviousSemanticFence(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	e.publish(t, engineBody(t, "ps-1", "ps", "", 40, nil), "ps-1")
+	first := onlyEvent(t, e.awaitOutcome(t, "ps-1"))
+	cp, _ := first.Body["checkpoint"].(map[string]any)
+	semantic := mustMarshal(t, cp["semantic"])
+	if first.str("status") != StatusCompacted || cp["semantic"] == nil {
+		t.Fatalf("first: %v", first.Body)
+	}
+	// Without previous_semantic the processor loads it from the head.
+	e.publish(t, engineBody(t, "ps-2", "ps", "ps-1", 40, nil), "ps-2")
+	second := onlyEvent(t, e.awaitOutcome(t, "ps-2"))
+	if second.str("kind") != "activated" || second.str("parent_checkpoint_hash") != first.str("checkpoint_hash") {
+		t.Fatalf("second: %v", second.Body)
+	}
+	cp2, _ := second.Body["checkpoint"].(map[string]any)
+	sem2 := mustMarshal(t, cp2["semantic"])
+	// A stale previous_semantic (the first checkpoint's) is refused.
+	e.publish(t, engineBody(t, "ps-3", "ps", "ps-2", 40, semantic), "ps-3")
+	if ev := onlyEvent(t, e.awaitOutcome(t, "ps-3")); ev.code() != "stale_head" {
+		t.Fatalf("stale previous_semantic: %v", ev.Body)
+	}
+	// The current one is accepted.
+	e.publish(t, engineBody(t, "ps-4", "ps", "ps-2", 40, sem2), "ps-4")
+	if ev := onlyEvent(t, e.awaitOutcome(t, "ps-4")); ev.str("kind") != "activated" || ev.num("generation") != 3 {
+		t.Fatalf("current previous_semantic: %v", ev.Body)
+	}
+}

@@ -32,7 +32,7 @@ type env struct {
 	// realEngine runs the processor with EngineCompactor and the offline
 	// summarizer, and builds requests the engine accepts.
 	realEngine bool
-	seq      atomic.Int64
+	seq        atomic.Int64
 }
 
 func singleEnv(t testing.TB) *env {
