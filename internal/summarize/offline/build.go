@@ -237,7 +237,11 @@ func (d *draft) event(e *engine.EventView) {
 	}
 	switch e.Role {
 	case "user":
-		d.user(e.EventID, text)
+		// Excerpts must quote the content itself; a user event without
+		// content gives no request.
+		if e.Content != nil {
+			d.user(e.EventID, text)
+		}
 	case "assistant":
 		d.assistant(e, text)
 	case "tool":

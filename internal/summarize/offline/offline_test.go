@@ -464,6 +464,7 @@ func TestHostileEventsDoNotPanic(t *testing.T) {
 		{EventID: "c", ChatSeq: 5, Role: "assistant", Tool: map[string]any{"calls": []any{1, nil, map[string]any{"arguments": 7}}}},
 		{EventID: "d", ChatSeq: 6, Role: "tool", Tool: map[string]any{"call_id": 5, "status": []any{}}, ArtifactIDs: []string{"", "\xff"}},
 		{EventID: "e", ChatSeq: 7, Role: "system"},
+		{EventID: "f", ChatSeq: 8, Role: "user", Tool: map[string]any{"result_excerpt": "Please quote me."}},
 	}
 	out := run(t, events, nil)
 	if len(out.UserRequests) != 0 {
