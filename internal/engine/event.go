@@ -2,6 +2,8 @@ package engine
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -65,16 +67,40 @@ func eventError(message string) *errcode.Error { return errcode.New(errcode.Inva
 // ContentHashOf returns the content hash the contract requires for these
 // fields: the canonical hash of {artifact_ids, content, tool, truncated}.
 func ContentHashOf(content *string, tool map[string]any, artifactIDs []string, truncated bool) (string, error) {
-	return canonical.Hash(contentHashPayload(content, tool, artifactIDs, truncated))
+	bp := scratchPool.Get().(*[]byte)
+	b, err := appendContentPayload((*bp)[:0], content, tool, artifactIDs, truncated)
+	hash := ""
+	if err == nil {
+		hash = canonical.HashBytes(b)
+	}
+	if cap(b) <= maxPooledScratch {
+		*bp = b[:0]
+		scratchPool.Put(bp)
+	}
+	return hash, err
 }
 
-func contentHashPayload(content *string, tool map[string]any, artifactIDs []string, truncated bool) map[string]any {
-	return map[string]any{
-		"artifact_ids": stringsOrEmpty(artifactIDs),
-		"content":      stringOrNil(content),
-		"tool":         mapOrNil(tool),
-		"truncated":    truncated,
+// errToolNotCanonical reports a tool object outside canonical JSON.
+var errToolNotCanonical = errors.New("tool object is not canonical JSON")
+
+// appendContentPayload appends the canonical encoding of the content-hash
+// payload, keys in byte order, without building a map.
+func appendContentPayload(dst []byte, content *string, tool map[string]any, artifactIDs []string, truncated bool) ([]byte, error) {
+	var err error
+	dst = append(dst, `{"artifact_ids":`...)
+	if dst, err = canonical.AppendEncode(dst, stringsOrEmpty(artifactIDs)); err != nil {
+		return dst, err
 	}
+	dst = append(dst, `,"content":`...)
+	if dst, err = canonical.AppendEncode(dst, stringOrNil(content)); err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"tool":`...)
+	if dst, err = canonical.AppendEncode(dst, mapOrNil(tool)); err != nil {
+		return dst, fmt.Errorf("%w: %w", errToolNotCanonical, err)
+	}
+	dst = append(dst, `,"truncated":`...)
+	return append(strconv.AppendBool(dst, truncated), '}'), nil
 }
 
 func stringsOrEmpty(list []string) []string {
@@ -133,7 +159,8 @@ func (e InputEvent) validateContent() error {
 	if e.Content != nil && (len(*e.Content) > MaxContentBytes || !utf8.ValidString(*e.Content)) {
 		return eventError("event content is invalid")
 	}
-	if e.Tool != nil && !canonical.Valid(e.Tool) {
+	hash, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
+	if errors.Is(err, errToolNotCanonical) {
 		return eventError("event tool projection is invalid")
 	}
 	if len(e.ArtifactIDs) > MaxEventArtifactIDs {
@@ -144,7 +171,6 @@ func (e InputEvent) validateContent() error {
 			return eventError("event artifact IDs are invalid")
 		}
 	}
-	hash, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
 	if err != nil || hash != e.ContentHash {
 		return eventError("content hash does not match")
 	}

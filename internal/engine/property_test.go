@@ -232,6 +232,11 @@ func TestAppendViewMatchesCanonicalEncoding(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Fatalf("appendView:\n%s\nwant\n%s (%v)", got, want, err)
 		}
+		wantHash, _ := canonical.Hash(map[string]any{"artifact_ids": stringsOrEmpty(e.ArtifactIDs),
+			"content": stringOrNil(e.Content), "tool": mapOrNil(e.Tool), "truncated": e.Truncated})
+		if gotHash, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated); err != nil || gotHash != wantHash {
+			t.Fatalf("ContentHashOf %s, want %s (%v)", gotHash, wantHash, err)
+		}
 	}
 	views := make([]any, len(events))
 	for i := range events {
