@@ -1,0 +1,161 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+type fixture struct {
+	js jetstream.JetStream
+	kv jetstream.KeyValue
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := topology.Ensure(ctx, js, topology.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixture{js: js, kv: s.Heads}
+}
+
+func rec(id string) Record {
+	return Record{Subject: topology.SubjectActivated, EventID: id, Headers: map[string]string{"traceparent": "tp"}, Payload: json.RawMessage(`{"event_id":"` + id + `"}`)}
+}
+
+func (f fixture) put(t *testing.T, key string, records ...Record) uint64 {
+	t.Helper()
+	v, _ := json.Marshal(map[string]any{"lane": "x", "generation": 7, "outbox": records})
+	rev, err := f.kv.Put(context.Background(), key, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
+func (f fixture) events(t *testing.T) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	st, err := f.js.Stream(ctx, topology.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for seq := uint64(1); seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[m.Header.Get(jetstream.MsgIDHeader)]++
+	}
+	return out
+}
+
+func (f fixture) pending(t *testing.T, key string) (int, map[string]any) {
+	t.Helper()
+	e, err := f.kv.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := v["outbox"].([]any)
+	return len(list), v
+}
+
+// Records a crash left behind are published when the relay starts, once
+// each, and cleared; other members of the value are kept.
+func TestRelayFinishesLeftoversOnStart(t *testing.T) {
+	f := newFixture(t)
+	f.put(t, "lane-a", rec("a:1"), rec("a:2"))
+	f.put(t, "lane-b", rec("b:1"))
+	// One record was already published before the crash.
+	if err := Publish(context.Background(), f.js, rec("a:1")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRelay(f.kv, f.js, DefaultRelayConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	testenv.Eventually(t, 10*time.Second, func() error {
+		for _, k := range []string{"lane-a", "lane-b"} {
+			if n, _ := f.pending(t, k); n != 0 {
+				return fmt.Errorf("%s has %d records", k, n)
+			}
+		}
+		return nil
+	})
+	got := f.events(t)
+	for _, id := range []string{"a:1", "a:2", "b:1"} {
+		if got[id] != 1 {
+			t.Fatalf("event %s published %d times: %v", id, got[id], got)
+		}
+	}
+	if _, v := f.pending(t, "lane-a"); v["generation"] != float64(7) || v["lane"] != "x" {
+		t.Fatalf("relay changed other members: %v", v)
+	}
+	// A new value with records is picked up by the watch.
+	f.put(t, "lane-c", rec("c:1"))
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if n, _ := f.pending(t, "lane-c"); n != 0 || f.events(t)["c:1"] != 1 {
+			return fmt.Errorf("lane-c not relayed")
+		}
+		return nil
+	})
+}
+
+// Records added between publishing and clearing survive the clear.
+func TestClearKeepsRecordsAddedConcurrently(t *testing.T) {
+	f := newFixture(t)
+	f.put(t, "k", rec("k:1"))
+	entry, err := f.kv.Get(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.put(t, "k", rec("k:1"), rec("k:2")) // the head moved after the read
+	r, _ := NewRelay(f.kv, f.js, DefaultRelayConfig(), nil)
+	if err := r.clear(context.Background(), "k", entry, map[string]bool{"k:1": true}); err != nil {
+		t.Fatal(err)
+	}
+	n, v := f.pending(t, "k")
+	if n != 1 || v["outbox"].([]any)[0].(map[string]any)["event_id"] != "k:2" {
+		t.Fatalf("after clear: %v", v)
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.pending(t, "k"); n != 0 || f.events(t)["k:2"] != 1 {
+		t.Fatal("flush did not finish k:2")
+	}
+}
+
+func TestRecordValidate(t *testing.T) {
+	for _, r := range []Record{{}, {Subject: "s"}, {Subject: "s", EventID: "e"}} {
+		if r.Validate() == nil {
+			t.Fatalf("accepted %+v", r)
+		}
+	}
+	if rec("x").Validate() != nil {
+		t.Fatal("rejected a valid record")
+	}
+}
