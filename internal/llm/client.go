@@ -78,9 +78,7 @@ func New(cfg Config) (*Client, error) {
 		option.WithBaseURL(cfg.baseURL()),
 		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(0),
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+		option.WithHTTPClient(limitedClient(cfg.HTTPClient, cfg.MaxResponseBytes)),
 	}
 	return &Client{cfg: cfg, api: openai.NewClient(opts...)}, nil
 }

@@ -436,3 +436,20 @@ func TestCompleteRetryAfterPastRequestDeadline(t *testing.T) {
 	_, err = c.Complete(context.Background(), jsonRequest())
 	wantCode(t, err, errcode.ProviderUnavailable, true)
 }
+
+func TestCompleteRejectsOversizedReplies(t *testing.T) {
+	f := testenv.OpenAI(t)
+	f.SetDefault(testenv.ReplyJSON(strings.Repeat("x", 4096), testenv.Usage{}))
+	c := newTestClient(t, f, func(c *Config) { c.MaxResponseBytes = 1024 })
+	_, err := c.Complete(context.Background(), jsonRequest())
+	wantCode(t, err, errcode.ProviderError, false)
+	if n := len(f.Requests()); n != 1 {
+		t.Fatalf("oversized reply retried: %d requests", n)
+	}
+
+	// A reply within the limit passes through the same transport.
+	c = newTestClient(t, f, func(c *Config) { c.MaxResponseBytes = 64 << 10 })
+	if _, err := c.Complete(context.Background(), jsonRequest()); err != nil {
+		t.Fatalf("Complete within the limit: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 const (
 	maxAttemptsLimit = 20
 	maxBackoffLimit  = 10 * time.Minute
+	maxResponseLimit = 1 << 30
 )
 
 // Config configures a Client. The zero value is not valid; start from
@@ -46,7 +47,11 @@ type Config struct {
 	// AttemptTimeout bounds one HTTP attempt, so a hung attempt is retried;
 	// 0 means no per-attempt bound (default 0).
 	AttemptTimeout time.Duration
+	// MaxResponseBytes bounds one reply body; a longer reply fails with
+	// compaction_provider_error (default 8 MiB, at most 1 GiB).
+	MaxResponseBytes int64
 	// HTTPClient, when set, carries the requests (default http.DefaultClient).
+	// Its Transport is wrapped, not modified.
 	HTTPClient *http.Client
 }
 
@@ -54,11 +59,12 @@ type Config struct {
 // key or model.
 func DefaultConfig() Config {
 	return Config{
-		MaxAttempts:    4,
-		InitialBackoff: 500 * time.Millisecond,
-		MaxBackoff:     20 * time.Second,
-		MaxRetryAfter:  60 * time.Second,
-		Timeout:        120 * time.Second,
+		MaxAttempts:      4,
+		InitialBackoff:   500 * time.Millisecond,
+		MaxBackoff:       20 * time.Second,
+		MaxRetryAfter:    60 * time.Second,
+		Timeout:          120 * time.Second,
+		MaxResponseBytes: 8 << 20,
 	}
 }
 
@@ -101,6 +107,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRetryAfter < 0 {
 		return fmt.Errorf("llm: MaxRetryAfter %s must be >= 0", c.MaxRetryAfter)
+	}
+	if c.MaxResponseBytes < 1 || c.MaxResponseBytes > maxResponseLimit {
+		return fmt.Errorf("llm: MaxResponseBytes %d must be in 1..%d", c.MaxResponseBytes, maxResponseLimit)
 	}
 	if c.Timeout < 0 || c.AttemptTimeout < 0 {
 		return fmt.Errorf("llm: Timeout %s and AttemptTimeout %s must be >= 0", c.Timeout, c.AttemptTimeout)

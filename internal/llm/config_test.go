@@ -14,13 +14,14 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("default config with model: %v", err)
 	}
 	cases := map[string]func(*Config){
-		"Model":          func(c *Config) { c.Model = "" },
-		"BaseURL":        func(c *Config) { c.BaseURL = "localhost:8080" },
-		"MaxAttempts":    func(c *Config) { c.MaxAttempts = 0 },
-		"InitialBackoff": func(c *Config) { c.InitialBackoff = c.MaxBackoff + 1 },
-		"MaxBackoff":     func(c *Config) { c.MaxBackoff = time.Hour },
-		"MaxRetryAfter":  func(c *Config) { c.MaxRetryAfter = -1 },
-		"Timeout":        func(c *Config) { c.Timeout = -1 },
+		"Model":            func(c *Config) { c.Model = "" },
+		"BaseURL":          func(c *Config) { c.BaseURL = "localhost:8080" },
+		"MaxAttempts":      func(c *Config) { c.MaxAttempts = 0 },
+		"InitialBackoff":   func(c *Config) { c.InitialBackoff = c.MaxBackoff + 1 },
+		"MaxBackoff":       func(c *Config) { c.MaxBackoff = time.Hour },
+		"MaxRetryAfter":    func(c *Config) { c.MaxRetryAfter = -1 },
+		"Timeout":          func(c *Config) { c.Timeout = -1 },
+		"MaxResponseBytes": func(c *Config) { c.MaxResponseBytes = 0 },
 	}
 	for field, breakIt := range cases {
 		c := valid

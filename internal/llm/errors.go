@@ -38,7 +38,7 @@ type failure struct {
 func classify(err error) failure {
 	f := failure{err: err, message: truncate(err.Error())}
 	var refusal *refusalError
-	if errors.As(err, &refusal) {
+	if errors.As(err, &refusal) || errors.Is(err, errResponseTooLarge) {
 		return f
 	}
 	var apiErr *openai.Error
