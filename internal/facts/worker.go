@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/telemetry"
 	"github.com/cairnhq/cairn/internal/topology"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of event times and fact timestamps; nil means time.Now.
 	Now func() time.Time
+	// Metrics, when set, counts deliveries, jobs in flight, extraction time
+	// and harvested facts.
+	Metrics *telemetry.Metrics
 }
 
 // DefaultConfig returns the production defaults.
@@ -273,6 +277,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	if md, err := msg.Metadata(); err == nil {
 		delivered = md.NumDelivered
 	}
+	w.cfg.Metrics.Delivered(topology.ConsumerHarvester, delivered)
+	w.cfg.Metrics.InFlight(topology.ConsumerHarvester, 1)
+	defer w.cfg.Metrics.InFlight(topology.ConsumerHarvester, -1)
 	job, err := DecodeJob(msg.Data())
 	if err != nil {
 		// Bad input never gets better: report it and stop now.
@@ -304,10 +311,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 
 // process is one attempt: harvest, sink, publish the flushed event.
 func (w *Worker) process(ctx context.Context, msg jetstream.Msg, job Job) error {
+	start := time.Now()
 	res, err := w.harvester.Harvest(ctx, job)
+	w.cfg.Metrics.ModelCall("extractor", time.Since(start), err)
 	if err != nil {
 		return err
 	}
+	w.cfg.Metrics.Harvest(len(res.Facts), res.Duplicates, res.Redacted)
 	if w.sink != nil {
 		if _, err := w.sink.Append(job.Scope, res.Facts); err != nil {
 			return errcode.Wrap(errcode.HarvestFailed, "append to MEMORY.md", err)
