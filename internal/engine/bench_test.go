@@ -16,11 +16,13 @@ func benchmarkCompact(b *testing.B, n int, maxInput int64) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := processCPUTime()
 	for i := 0; i < b.N; i++ {
 		if _, err := Compact(context.Background(), req, extractive{}, fixedNow); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(processCPUTime()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkCompact1000(b *testing.B)  { benchmarkCompact(b, 1_000, 400_000) }
