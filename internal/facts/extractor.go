@@ -3,6 +3,7 @@ package facts
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Candidate is a fact an extractor proposes, before it is sanitized,
@@ -80,4 +81,32 @@ func (r *Router) For(scope Scope) Extractor {
 		return e
 	}
 	return r.def
+}
+
+// ParseRoutes parses routes written as "kind:id=name" pairs separated by
+// commas (id "*" routes a whole kind), as a flag or environment variable
+// gives them, e.g. "tenant:acme=model,user:*=heuristic". Each name must be a
+// key of byName. An empty spec yields no routes.
+func ParseRoutes(spec string, byName map[string]Extractor) ([]Route, error) {
+	var out []Route
+	for part := range strings.SplitSeq(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		scope, name, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, fmt.Errorf("facts: route %q: want kind:id=extractor", part)
+		}
+		kind, id, ok := strings.Cut(scope, ":")
+		if !ok || kind == "" || id == "" {
+			return nil, fmt.Errorf("facts: route %q: want kind:id=extractor", part)
+		}
+		ex, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("facts: route %q: unknown extractor %q", part, name)
+		}
+		out = append(out, Route{Kind: kind, ID: id, Extractor: ex})
+	}
+	return out, nil
 }

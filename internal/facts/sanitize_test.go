@@ -188,3 +188,19 @@ func TestRouter(t *testing.T) {
 		t.Error("route without extractor accepted")
 	}
 }
+
+func TestParseRoutes(t *testing.T) {
+	byName := map[string]Extractor{"model": named("model"), "heuristic": Heuristic{}}
+	routes, err := ParseRoutes(" tenant:acme=model, user:*=heuristic ,", byName)
+	if err != nil || len(routes) != 2 || routes[0].Kind != "tenant" || routes[0].ID != "acme" || routes[1].ID != "*" || routes[0].Extractor.Name() != "model" {
+		t.Fatalf("ParseRoutes = %+v, %v", routes, err)
+	}
+	if r, err := ParseRoutes("", byName); err != nil || r != nil {
+		t.Fatalf("empty = %v, %v", r, err)
+	}
+	for _, bad := range []string{"tenant:acme", "tenant=model", ":x=model", "tenant:acme=gpt"} {
+		if _, err := ParseRoutes(bad, byName); err == nil {
+			t.Errorf("ParseRoutes(%q) accepted", bad)
+		}
+	}
+}
