@@ -169,6 +169,11 @@ type Result struct {
 	Suppression string
 	// ProviderUsage is the checkpoint's usage list for compacted, nil otherwise.
 	ProviderUsage []any
+	// State is the lane's anti-thrash state in this request's accounting
+	// units (rebased and with new tokens observed, engine.md 9.4). Persist
+	// it for a skipped result; after activating a checkpoint persist
+	// State.RecordSuccess(...) instead. Not part of the wire form.
+	State State
 }
 
 // Map returns the Result as `processor compact` prints it (spec/wire.md):

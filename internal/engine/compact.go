@@ -53,6 +53,7 @@ type compaction struct {
 
 	before   *ContextBudget
 	limit    int64
+	state    State // rebased anti-thrash state
 	prefix   []InputEvent // original (unprojected) older events
 	tail     []InputEvent
 	manifest []ManifestEntry
@@ -149,6 +150,7 @@ func (c *compaction) suppression() (string, error) {
 			return "", err
 		}
 	}
+	c.state = state
 	if c.req.Trigger != TriggerAuto || c.req.StructuralPressure {
 		return "", nil
 	}
@@ -171,6 +173,7 @@ func (c *compaction) skipped(reason string) *Result {
 		RetainedEvents:     c.req.Events,
 		ArtifactIDs:        []string{},
 		Suppression:        reason,
+		State:              c.state,
 	}
 }
 
@@ -612,6 +615,7 @@ func (c *compaction) result(status string, cp *Checkpoint, retained []InputEvent
 		RetainedEvents:     retained,
 		ArtifactIDs:        uniqueArtifactIDs(c.req.Events),
 		ProviderUsage:      usage,
+		State:              c.state,
 	}
 }
 

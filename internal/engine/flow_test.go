@@ -157,11 +157,14 @@ func TestEligibilityOrder(t *testing.T) {
 	if res := mustCompact(t, req, validSummarizer()); res.Status != StatusCompacted {
 		t.Fatalf("status %s suppression %s", res.Status, res.Suppression)
 	}
-	// A state in other units is rebased first, which clears recompaction evidence.
-	req = autoRequest(t, State{LastCompactionLaneEventOrdinal: ptr(int64(1))})
+	// A state in other units is rebased first, which clears recompaction
+	// evidence; the result carries the rebased state.
+	req = autoRequest(t, State{LastCompactionLaneEventOrdinal: ptr(int64(1)), SuccessfulAutoCompactions: 1})
 	req.AntiThrash.AccountingMethod = ptr(MethodLocalTokenizer)
-	if res := mustCompact(t, req, validSummarizer()); res.Status != StatusCompacted {
-		t.Fatalf("rebased: status %s suppression %s", res.Status, res.Suppression)
+	res := mustCompact(t, req, validSummarizer())
+	if res.Status != StatusCompacted || *res.State.AccountingMethod != MethodConservativeUTF8 ||
+		res.State.LastCompactionLaneEventOrdinal != nil || res.State.SuccessfulAutoCompactions != 1 {
+		t.Fatalf("rebased: status %s suppression %s state %+v", res.Status, res.Suppression, res.State)
 	}
 }
 
