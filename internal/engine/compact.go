@@ -53,7 +53,7 @@ type compaction struct {
 
 	before   *ContextBudget
 	limit    int64
-	state    State // rebased anti-thrash state
+	state    State        // rebased anti-thrash state
 	prefix   []InputEvent // original (unprojected) older events
 	tail     []InputEvent
 	manifest []ManifestEntry
