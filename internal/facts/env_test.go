@@ -19,6 +19,7 @@ import (
 // env is one embedded JetStream server with Cairn's topology and a fact
 // store whose clock the test controls.
 type env struct {
+	srv   *testenv.Server
 	js    jetstream.JetStream
 	store *Store
 	clock *testClock
@@ -35,7 +36,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	clock := &testClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-	return &env{js: js, store: NewStore(stores.Facts, clock.Now), clock: clock}
+	return &env{srv: srv, js: js, store: NewStore(stores.Facts, clock.Now), clock: clock}
 }
 
 // testClock advances one second on every reading, so successive writes get

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/redact"
@@ -380,5 +382,30 @@ func TestWorkerHeartbeatKeepsSlowJobFromRedelivery(t *testing.T) {
 	ci, err := c.Info(context.Background())
 	if err != nil || ci.NumRedelivered != 0 {
 		t.Fatalf("redelivered %d (%v)", ci.NumRedelivered, err)
+	}
+}
+
+func TestWorkerSurvivesServerRestart(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker(t, e.testConfig(t))
+	first := sampleJob()
+	e.publishJob(t, first, "")
+	e.waitEvents(t, 1)
+
+	e.srv.Restart(t)
+	second := sampleJob()
+	second.HeadEntryID = "ckpt-0002"
+	data, err := json.Marshal(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, func() error {
+		_, err := e.js.Publish(context.Background(), topology.SubjectHarvest, data, jetstream.WithMsgID(second.MsgID()))
+		return err
+	})
+	msgs := e.waitEvents(t, 2)
+	// The same facts from a later cut are duplicates of the stored ones.
+	if ev := decodeFlushed(t, msgs[1].Data); ev.HeadEntryID != "ckpt-0002" || ev.Count != 0 || ev.Duplicates != 2 {
+		t.Fatalf("after restart: %+v", ev)
 	}
 }
