@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"reflect"
 	"strings"
@@ -337,5 +338,19 @@ func TestMaxTokens(t *testing.T) {
 		if got := s.maxTokens(engine.Payload{MaximumOutputTokens: tc.payload}); got != tc.want {
 			t.Errorf("maxTokens(%d, cap %d) = %d, want %d", tc.payload, tc.cap, got, tc.want)
 		}
+	}
+}
+
+func TestSummarizeUnencodablePayloadIsTyped(t *testing.T) {
+	f := testenv.OpenAI(t)
+	s := newSummarizer(t, f, Options{})
+	p := testPayload()
+	p.Events[1].Tool = map[string]any{"exit": math.NaN()}
+	_, err := s.Summarize(context.Background(), p)
+	if errcode.Code(err) != errcode.ProviderError {
+		t.Fatalf("err = %v, want %s", err, errcode.ProviderError)
+	}
+	if len(f.Requests()) != 0 {
+		t.Fatal("unencodable payload was sent")
 	}
 }

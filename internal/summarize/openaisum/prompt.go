@@ -36,4 +36,4 @@ Rules; a reply that breaks any of them is rejected:
 5. An artifact_ref names only an artifact_id listed in the artifact_ids of the events it cites, or one already in previous_semantic's artifact_refs with its citations.
 6. No list holds two identical entries.
 7. Carry previous_semantic forward: keep its entries that still hold, with their citations; update statuses that changed; add what this chunk adds. Drop an earlier entry only when this chunk supersedes it.
-8. Every text field is 1 to 4000 bytes. Be concise and specific: names, paths, numbers and commands over generalities.`
+8. Every text field is 1 to 4000 bytes, and the whole object stays under 100 KB. Be concise and specific: names, paths, numbers and commands over generalities.`
