@@ -44,7 +44,7 @@ func (u unconfiguredSummarizer) Summarize(context.Context, engine.Payload) (engi
 // typed compaction error, 2 for a usage error.
 func runCompact(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("compact", "compact [flags] [FILE]\n\nReads a Request v1 (FILE, or stdin when FILE is absent or -), compacts it\nwith the engine and prints one JSON object: the Result or {\"error\": ...}.\nExit 0 skipped/pruned/compacted, 1 compaction error, 2 usage error.", io)
-	name := fs.String("summarizer", "offline", "summarizer to call for a summary (offline or openai)")
+	name := fs.String("summarizer", "offline", "summarizer to call for a summary: offline (deterministic, no network) or openai (configured by CAIRN_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY)")
 	if ok, code := parseFlags(fs, args, nil); !ok {
 		return code
 	}

@@ -107,7 +107,7 @@ func projectionError(message string, details map[string]any) *errcode.Error {
 func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error) {
 	byEvent := make(map[string]ManifestEntry, len(manifest))
 	for _, m := range manifest {
-		if m.ProjectionVersion != projectionVersion || m.EventID == "" || !isHash64(m.OriginalContentHash) ||
+		if m.ProjectionVersion != projectionVersion || !isHash64(m.OriginalContentHash) ||
 			!isHash64(m.ProjectedContentHash) || m.OriginalBytes < 0 {
 			return nil, projectionError("projection manifest is invalid", nil)
 		}
