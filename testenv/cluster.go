@@ -23,7 +23,7 @@ const clusterFormTimeout = 30 * time.Second
 // has a real listener.)
 type ClusterEnv struct {
 	nodes []*Server
-	users map[string]string
+	opts  Options
 }
 
 // Cluster starts an n-node JetStream cluster and returns once a meta leader
@@ -39,7 +39,7 @@ func Cluster(t testing.TB, n int, o Options) *ClusterEnv {
 	for i, p := range ports {
 		routes[i] = "nats://127.0.0.1:" + strconv.Itoa(p)
 	}
-	c := &ClusterEnv{users: o.Users}
+	c := &ClusterEnv{opts: o}
 	for i := range n {
 		base, err := baseOptions(t, o)
 		if err != nil {
@@ -142,7 +142,7 @@ func (c *ClusterEnv) Size() int { return len(c.nodes) }
 // it closes when the test ends.
 func (c *ClusterEnv) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	return connect(t, c.URLs(), firstUser(c.users), opts)
+	return connect(t, c.URLs(), firstUser(c.opts.Users), append(append([]nats.Option(nil), c.opts.ClientOptions...), opts...))
 }
 
 // JetStream returns a JetStream handle on a new connection from Conn.

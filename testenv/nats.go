@@ -32,6 +32,10 @@ type Options struct {
 	// username/password pairs (all in the global account). Conn then logs in
 	// as the first user in sorted order unless given nats.UserInfo.
 	Users map[string]string
+	// ClientOptions apply to every connection Conn and JetStream open, before
+	// the options of the call; e.g. nats.UserInfo for a ConfigFile whose
+	// accounts require a login.
+	ClientOptions []nats.Option
 }
 
 func (o Options) debug() bool {
@@ -134,7 +138,7 @@ func (s *Server) Server() *server.Server {
 // the test ends.
 func (s *Server) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	return connect(t, s.URL(), s.userOption(), opts)
+	return connect(t, s.URL(), s.userOption(), append(append([]nats.Option(nil), s.opts.ClientOptions...), opts...))
 }
 
 // JetStream returns a JetStream handle on a new connection from Conn.

@@ -75,6 +75,27 @@ func TestNATSConfigFileAndUsers(t *testing.T) {
 	}
 }
 
+func TestNATSConfigFileWithAccounts(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "nats.conf")
+	body := `accounts {
+  CAIRN: { jetstream: enabled, users: [ { user: processor, password: pw } ] }
+}
+`
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := NATS(t, Options{ConfigFile: conf, ClientOptions: []nats.Option{nats.UserInfo("processor", "pw")}})
+	js := s.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "cairn_facts"}); err != nil {
+		t.Fatalf("JetStream in the config's account: %v", err)
+	}
+	if _, err := nats.Connect(s.URL(), nats.Timeout(time.Second)); err == nil {
+		t.Fatal("anonymous connection accepted by a config with accounts")
+	}
+}
+
 func TestClusterSurvivesStreamLeaderStepDown(t *testing.T) {
 	start := time.Now()
 	c := Cluster(t, 3, Options{})
