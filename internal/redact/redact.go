@@ -54,14 +54,8 @@ type detector struct {
 
 // detectors run in priority order: on two matches with the same start and
 // length, the earlier detector's class wins (sk-ant- is Anthropic, not OpenAI).
+// PEM private keys are found by scanPEM, ahead of all of them.
 var detectors = []detector{
-	{
-		class:   ClassPrivateKey,
-		anchors: []string{"-----BEGIN"},
-		// A whole PEM block; an unterminated one (a cut transcript) is masked up
-		// to the end of its base64 body.
-		re: anchored(`-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,.\-]*)`),
-	},
 	{
 		class:   ClassAnthropicKey,
 		anchors: []string{"sk-ant-"},
@@ -84,7 +78,7 @@ var detectors = []detector{
 		class:   ClassGitHubToken,
 		anchors: []string{"gh", "github_pat_"},
 		word:    true,
-		re:      anchored(`(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`),
+		re:      anchored(`(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`),
 	},
 	{
 		class:   ClassSlackToken,
@@ -102,14 +96,14 @@ var detectors = []detector{
 		class:   ClassURLPassword,
 		anchors: []string{"://"},
 		scheme:  true,
-		re:      anchored(`[A-Za-z][A-Za-z0-9+.\-]{0,20}://[^\s:/@]{1,256}:(?P<v>[^\s/]{1,256})@`),
+		re:      anchored(`[A-Za-z][A-Za-z0-9+.\-]{0,20}://[^\s:/@]+:(?P<v>[^\s/]+)@`),
 	},
 	{
 		class:   ClassPasswordAssignment,
 		anchors: []string{"passw", "pwd", "secret", "token", "api"},
 		fold:    true,
 		re: anchored(`(?i)(?P<k>password|passwd|pwd|secret|token|api[_\-]?key)["']?[ \t]*(?P<op>[:=])[ \t]*` +
-			`(?:"(?P<v>[^"\n]{1,256})"|'(?P<v>[^'\n]{1,256})'|(?P<v>[^\s"'<>&,;()]{1,256}))`),
+			`(?:"(?P<v>[^"\n]+)"|'(?P<v>[^'\n]+)'|(?P<v>[^\s"'<>&,;()]+))`),
 		accept: acceptAssignment,
 	},
 	{
@@ -117,14 +111,63 @@ var detectors = []detector{
 		class:   ClassPasswordAssignment,
 		anchors: []string{"passw", "passcode"},
 		fold:    true,
-		re:      anchored(`(?i)(?:password|passwd|passcode)[ \t]+(?:is|was)[ \t]+(?:"(?P<v>[^"\n]{1,256})"|'(?P<v>[^'\n]{1,256})'|(?P<v>[^\s"'<>,;()]{1,256}))`),
+		re:      anchored(`(?i)(?:password|passwd|passcode)[ \t]+(?:is|was)[ \t]+(?:"(?P<v>[^"\n]+)"|'(?P<v>[^'\n]+)'|(?P<v>[^\s"'<>,;()]+))`),
 		accept:  acceptSpokenPassword,
 	},
 	{
 		class:   ClassPasswordAssignment,
 		anchors: []string{"密码"},
-		re:      anchored(`密码(?:是|为|[:：])[ \t]*(?P<v>[^\s，。；、,;"'“”]{1,256})`),
+		re:      anchored(`密码(?:是|为|[:：])[ \t]*(?P<v>[^\s，。；、,;"'“”]+)`),
 	},
+}
+
+// PEM blocks: a header, a body, and the first footer after the header. An
+// unterminated block (a cut transcript) is masked up to the end of its body.
+var (
+	pemHeader = anchored(`-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----`)
+	pemFooter = anchored(`-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----`)
+	pemBody   = anchored(`[A-Za-z0-9+/=\s:,.\-]*`)
+)
+
+// scanPEM appends every private key block of s. Footers are located once up
+// front, so text full of headers without footers stays linear.
+func scanPEM(found []candidate, s string) []candidate {
+	if !strings.Contains(s, "-----BEGIN") {
+		return found
+	}
+	var footerStarts, footerEnds []int
+	for i := 0; ; {
+		j := strings.Index(s[i:], "-----END")
+		if j < 0 {
+			break
+		}
+		if f := pemFooter.FindStringIndex(s[i+j:]); f != nil {
+			footerStarts = append(footerStarts, i+j)
+			footerEnds = append(footerEnds, i+j+f[1])
+		}
+		i += j + 1
+	}
+	for from := 0; from < len(s); {
+		i := strings.Index(s[from:], "-----BEGIN")
+		if i < 0 {
+			break
+		}
+		start := from + i
+		from = start + 1
+		h := pemHeader.FindStringIndex(s[start:])
+		if h == nil {
+			continue
+		}
+		end := start + h[1]
+		if k := sort.SearchInts(footerStarts, end); k < len(footerStarts) {
+			end = footerEnds[k]
+		} else {
+			end += pemBody.FindStringIndex(s[end:])[1]
+		}
+		found = append(found, candidate{Match{ClassPrivateKey, start, end}, -1})
+		from = end
+	}
+	return found
 }
 
 func anchored(expr string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + expr + `)`) }
@@ -173,7 +216,7 @@ func acceptSpokenPassword(s string, _, value []int) bool {
 // one starting first, so every byte any detector flags is covered. Existing
 // [REDACTED:<class>] markers are never reported.
 func Find(s string) []Match {
-	var found []candidate
+	found := scanPEM(nil, s)
 	var lower string
 	for i, d := range detectors {
 		text := s

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Fixtures are assembled at run time so no literal in the repository looks
@@ -234,5 +235,42 @@ func BenchmarkString(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		String(text)
+	}
+}
+
+// TestAdversarialInputStaysFast guards against inputs that would make a
+// detector rescan the rest of the text at every anchor (quadratic time).
+func TestAdversarialInputStaysFast(t *testing.T) {
+	inputs := []string{
+		strings.Repeat("-----BEGIN RSA PRIVATE KEY-----!", 3000),
+		strings.Repeat("-----BEGIN RSA PRIVATE KEY-----\n-----END PUBLIC KEY-----!", 2000),
+		strings.Repeat("password=", 10000),
+		strings.Repeat("password is ", 8000),
+		strings.Repeat("a://b:", 15000),
+		strings.Repeat("eyJaaaaaaaaaa.", 7000),
+	}
+	for _, in := range inputs {
+		start := time.Now()
+		String(in)
+		// Linear work takes milliseconds; the quadratic versions took >10s.
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("String(%.30q... %d bytes) took %s", in, len(in), d)
+		}
+	}
+}
+
+func TestLongValuesAreMaskedWhole(t *testing.T) {
+	for _, in := range []string{
+		"token=" + strings.Repeat("0", 300),
+		`password="` + strings.Repeat("p", 300) + `"`,
+		"ghp_" + strings.Repeat("A", 300),
+		"https://u:" + strings.Repeat("p", 300) + "@h/",
+	} {
+		// Each output is its marker plus a few bytes of context: no tail of
+		// the value is left behind.
+		out, _ := String(in)
+		if again, _ := String(out); again != out || len(out) > 60 {
+			t.Errorf("String(%.20q...) = %q", in, out)
+		}
 	}
 }
