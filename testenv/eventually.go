@@ -10,7 +10,8 @@ const pollInterval = 10 * time.Millisecond
 
 // Eventually calls f until it returns nil or timeout passes, then fails the
 // test with f's last error. It is the one way Cairn's tests wait for
-// something; they never sleep.
+// something; they never sleep. Call it from the test's own goroutine, as
+// it may end the test with t.Fatalf.
 func Eventually(t testing.TB, timeout time.Duration, f func() error) {
 	t.Helper()
 	if err := poll(timeout, f); err != nil {
