@@ -160,3 +160,42 @@ func TestNewModelValidates(t *testing.T) {
 		t.Error("negative maxTokens accepted")
 	}
 }
+
+func TestWorkerRoutesTenantToModel(t *testing.T) {
+	e := newEnv(t)
+	fake := testenv.OpenAI(t)
+	fake.SetDefault(testenv.ReplyJSON(`Here are the facts: {"facts":[{"title":"Region","body":"Acme runs in eu-west-1","topics":["Infra"]}]}`, testenv.Usage{PromptTokens: 50, CompletionTokens: 10}))
+	router, err := NewRouter(Heuristic{}, Route{Kind: "tenant", ID: "acme", Extractor: newModel(t, fake)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.testConfig(t)
+	cfg.Extractors = router
+	e.startWorker(t, cfg)
+
+	acme := sampleJob()
+	acme.Scope = Scope{Kind: "tenant", ID: "acme"}
+	other := sampleJob()
+	other.HeadEntryID = "ckpt-0002"
+	e.publishJob(t, acme, "")
+	e.publishJob(t, other, "")
+	msgs := e.waitEvents(t, 2)
+	byHead := map[string]string{}
+	for _, m := range msgs {
+		ev := decodeFlushed(t, m.Data)
+		byHead[ev.HeadEntryID] = ev.Extractor
+		if ev.Extractor == "model" && (ev.Count != 1 || ev.Facts[0].Body != "Acme runs in eu-west-1" || ev.Facts[0].Topics[0] != "infra") {
+			t.Fatalf("model flush = %+v", ev)
+		}
+	}
+	if byHead["ckpt-0001"] != "model" || byHead["ckpt-0002"] != "heuristic" {
+		t.Fatalf("extractors by head: %v", byHead)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests, want 1 (only the routed tenant)", len(reqs))
+	}
+	if user, _ := reqs[0].Message("user"); !strings.Contains(user, "Remember that the staging database is read-only.") {
+		t.Fatalf("the model did not get the transcript: %q", user)
+	}
+}

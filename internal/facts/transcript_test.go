@@ -1,9 +1,12 @@
 package facts
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 var testKey = "sk-" + "proj-" + "Xy7Qm2LkP9sVb3Nc8TzR4WdA1fGh6JkL"
@@ -142,4 +145,26 @@ func TestDecodeJob(t *testing.T) {
 			t.Errorf("%s: DecodeJob accepted %s", name, in)
 		}
 	}
+}
+
+func FuzzDecodeJob(f *testing.F) {
+	f.Add([]byte(`{"v":1,"conversation_id":"c","head_entry_id":"h","entry_ids":["e"],"scope":{"kind":"thread","id":"c"},"transcript":"user: hi"}`))
+	f.Add([]byte(`{"v":1,"conversation_id":"c","head_entry_id":"h","scope":{"kind":"t","id":"c"},"entries":[{"id":"e","role":"user","content":"x"}]}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		j, err := DecodeJob(data)
+		if err != nil {
+			if errcode.As(err) == nil {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if j.Validate() != nil || j.MsgID() == "" {
+			t.Fatalf("accepted an invalid job %+v", j)
+		}
+		// Whatever a valid job holds, the heuristic never fails on it.
+		if _, err := (Heuristic{}).Extract(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
