@@ -3,6 +3,8 @@ package facts
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,7 +20,7 @@ const MemoryFile = "MEMORY.md"
 // maxMemoryFileBytes bounds the file the sink reads back before appending.
 const maxMemoryFileBytes = 16 << 20
 
-// Sink appends facts to <Dir>/<EncodeScope(scope)>/MEMORY.md as
+// Sink appends facts to <Dir>/<EncodeScope(scope)>/MEMORY.md (see Path) as
 // "- <title>: <body>" lines. The file is append-only in effect: existing
 // lines are never changed, and a line already present is not added again,
 // so re-running a job adds nothing. Each Append writes the whole new file to
@@ -35,9 +37,20 @@ func MemoryLine(f Fact) string {
 	return "- " + clean(f.Title) + ": " + clean(f.Body)
 }
 
-// Path returns the MEMORY.md path of scope.
+// maxDirName bounds a scope's directory name, well under the 255 bytes most
+// file systems allow.
+const maxDirName = 200
+
+// Path returns the MEMORY.md path of scope: <Dir>/<EncodeScope(scope)>/, or,
+// when that name is too long for a file system, "sha256.<hex>" of the scope
+// (a name EncodeScope never produces, since it holds no dot).
 func (s *Sink) Path(scope Scope) string {
-	return filepath.Join(s.Dir, EncodeScope(scope), MemoryFile)
+	name := EncodeScope(scope)
+	if len(name) > maxDirName {
+		sum := sha256.Sum256([]byte(scope.Kind + "\x00" + scope.ID))
+		name = "sha256." + hex.EncodeToString(sum[:])
+	}
+	return filepath.Join(s.Dir, name, MemoryFile)
 }
 
 // Append adds the lines of facts that the scope's file does not hold yet and

@@ -168,3 +168,18 @@ func TestSinkAppendsOnceAtomically(t *testing.T) {
 		t.Fatalf("temporary files left behind: %v %v", entries, err)
 	}
 }
+
+func TestSinkLongScopeFitsAFileName(t *testing.T) {
+	s := &Sink{Dir: t.TempDir()}
+	long := Scope{Kind: strings.Repeat("k", 100), ID: strings.Repeat("i", 200)}
+	if n, err := s.Append(long, []Fact{{Title: "t", Body: "b"}}); err != nil || n != 1 {
+		t.Fatalf("Append = %d, %v", n, err)
+	}
+	dir := filepath.Base(filepath.Dir(s.Path(long)))
+	if len(dir) > 200 || !strings.HasPrefix(dir, "sha256.") {
+		t.Fatalf("dir name %q", dir)
+	}
+	if s.Path(long) == s.Path(Scope{Kind: long.Kind, ID: long.ID + "x"}) {
+		t.Fatal("two long scopes share a file")
+	}
+}
