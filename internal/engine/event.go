@@ -92,7 +92,7 @@ func appendContentPayload(dst []byte, content *string, tool map[string]any, arti
 		return dst, err
 	}
 	dst = append(dst, `,"content":`...)
-	if dst, err = canonical.AppendEncode(dst, stringOrNil(content)); err != nil {
+	if dst, err = appendOptionalString(dst, content); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"tool":`...)

@@ -21,19 +21,19 @@ func appendView(dst []byte, e *InputEvent) ([]byte, error) {
 	dst = append(dst, `,"chat_seq":`...)
 	dst = strconv.AppendInt(dst, e.ChatSeq, 10)
 	dst = append(dst, `,"checkpoint_namespace":`...)
-	if dst, err = canonical.AppendEncode(dst, e.CheckpointNamespace); err != nil {
+	if dst, err = appendString(dst, e.CheckpointNamespace); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"content":`...)
-	if dst, err = canonical.AppendEncode(dst, stringOrNil(e.Content)); err != nil {
+	if dst, err = appendOptionalString(dst, e.Content); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"content_hash":`...)
-	if dst, err = canonical.AppendEncode(dst, e.ContentHash); err != nil {
+	if dst, err = appendString(dst, e.ContentHash); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"event_id":`...)
-	if dst, err = canonical.AppendEncode(dst, e.EventID); err != nil {
+	if dst, err = appendString(dst, e.EventID); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"lane_event_ordinal":`...)
@@ -48,15 +48,15 @@ func appendView(dst []byte, e *InputEvent) ([]byte, error) {
 func appendViewTail(dst []byte, e *InputEvent) ([]byte, error) {
 	var err error
 	dst = append(dst, `,"provenance_sha256":`...)
-	if dst, err = canonical.AppendEncode(dst, e.ProvenanceSHA256); err != nil {
+	if dst, err = appendString(dst, e.ProvenanceSHA256); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"role":`...)
-	if dst, err = canonical.AppendEncode(dst, e.Role); err != nil {
+	if dst, err = appendString(dst, e.Role); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"run_agent_id":`...)
-	if dst, err = canonical.AppendEncode(dst, e.RunAgentID); err != nil {
+	if dst, err = appendString(dst, e.RunAgentID); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"tool":`...)
@@ -84,4 +84,27 @@ func viewSize(e *InputEvent) (int, error) {
 		scratchPool.Put(bp)
 	}
 	return n, err
+}
+
+// appendString appends the canonical encoding of s. Strings of printable
+// ASCII without quote or backslash (ids, hashes, roles) encode as
+// themselves in quotes, so they skip the generic encoder and its interface
+// conversion; anything else goes through canonical.AppendEncode.
+func appendString(dst []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return canonical.AppendEncode(dst, s)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"'), nil
+}
+
+// appendOptionalString appends null for nil, else the encoded string.
+func appendOptionalString(dst []byte, s *string) ([]byte, error) {
+	if s == nil {
+		return append(dst, "null"...), nil
+	}
+	return appendString(dst, *s)
 }
