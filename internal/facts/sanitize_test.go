@@ -2,11 +2,15 @@ package facts
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 var testAWSKey = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -202,5 +206,40 @@ func TestParseRoutes(t *testing.T) {
 		if _, err := ParseRoutes(bad, byName); err == nil {
 			t.Errorf("ParseRoutes(%q) accepted", bad)
 		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(*Config){
+		"workers":      func(c *Config) { c.Workers = 0 },
+		"many workers": func(c *Config) { c.Workers = 65 },
+		"max facts":    func(c *Config) { c.MaxFacts = 0 },
+		"ack wait":     func(c *Config) { c.AckWait = 0 },
+		"timeout":      func(c *Config) { c.ExtractTimeout = time.Hour },
+		"no retry":     func(c *Config) { c.Retry = nil },
+		"long retry":   func(c *Config) { c.Retry = []time.Duration{2 * time.Hour} },
+		"retries":      func(c *Config) { c.Retry = make([]time.Duration, MaxDeliver+1) },
+		"pull wait":    func(c *Config) { c.PullWait = time.Millisecond },
+	} {
+		c := DefaultConfig()
+		edit(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestFailedEventRedactsAndTypes(t *testing.T) {
+	job := Job{ConversationID: "c", HeadEntryID: "h", Scope: Scope{Kind: "thread", ID: "c"}}
+	ev := Failed(job, errors.New("upstream said password=hunter22"), time.Now())
+	if ev.Error.Code != errcode.HarvestFailed || ev.Error.Retryable || strings.Contains(ev.Error.Message, "hunter22") || ev.EventID != "h:memory_failed" {
+		t.Fatalf("Failed = %+v", ev)
+	}
+	typed := Failed(job, errcode.New(errcode.HarvestBadReply, "no JSON"), time.Now())
+	if typed.Error.Code != errcode.HarvestBadReply || typed.Error.Details == nil {
+		t.Fatalf("Failed = %+v", typed)
 	}
 }
