@@ -18,34 +18,19 @@ func init() {
 	register(command{name: "compact", summary: "compact one Request v1 file offline (no NATS) and print the Result", run: runCompact})
 }
 
-// summarizerFor returns the Summarizer named by --summarizer. It is a
-// variable so the binary can wire in the offline and model summarizers and
-// tests can substitute their own.
-var summarizerFor = unconfigured
-
-// unconfigured is the hook's default: a Summarizer that fails every call.
-func unconfigured(name string) (engine.Summarizer, error) {
-	return unconfiguredSummarizer{name: name}, nil
-}
-
-// unconfiguredSummarizer fails every call: no summarizer is built in.
-type unconfiguredSummarizer struct{ name string }
-
-var _ engine.Summarizer = unconfiguredSummarizer{}
-
-func (u unconfiguredSummarizer) Summarize(context.Context, engine.Payload) (engine.Summary, error) {
-	return engine.Summary{}, errcode.WithDetails(errcode.ProviderError,
-		fmt.Sprintf("no summarizer configured: %q is not available in this build", u.name),
-		map[string]any{"summarizer": u.name})
-}
+// summarizerFor builds the Summarizer named by --summarizer; tests
+// substitute their own.
+var summarizerFor = newSummarizer
 
 // runCompact reads a Request (FILE or stdin), runs the engine and prints the
 // Result or {"error": {...}}. Exit 0 for skipped/pruned/compacted, 1 for a
 // typed compaction error, 2 for a usage error.
 func runCompact(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("compact", "compact [flags] [FILE]\n\nReads a Request v1 (FILE, or stdin when FILE is absent or -), compacts it\nwith the engine and prints one JSON object: the Result or {\"error\": ...}.\nExit 0 skipped/pruned/compacted, 1 compaction error, 2 usage error.", io)
-	name := fs.String("summarizer", "offline", "summarizer to call for a summary: offline (deterministic, no network) or openai (configured by CAIRN_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY)")
-	if ok, code := parseFlags(fs, args, nil); !ok {
+	name := fs.String("summarizer", "offline", "summarizer to call for a summary: offline (deterministic, no network) or openai (see the model flags)")
+	var model modelFlags
+	model.register(fs)
+	if ok, code := parseFlags(fs, args, modelEnv); !ok {
 		return code
 	}
 	if fs.NArg() > 1 {
@@ -66,7 +51,7 @@ func runCompact(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "processor compact: the request names events_object %q; offline compaction needs the events inline (\"events\")\n", req.EventsObject)
 		return 2
 	}
-	s, err := summarizerFor(*name)
+	s, err := summarizerFor(*name, model)
 	if err != nil {
 		fmt.Fprintf(io.err, "processor compact: summarizer %q: %v\n", *name, err)
 		return 2

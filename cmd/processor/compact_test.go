@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // runCompactCmd runs `processor compact args...` in-process.
@@ -67,7 +68,14 @@ func (s *emptySummarizer) Summarize(_ context.Context, p engine.Payload) (engine
 	}}, nil
 }
 
-func withSummarizer(t *testing.T, f func(name string) (engine.Summarizer, error)) {
+// failingSummarizer fails every call as a refusing model endpoint would.
+type failingSummarizer struct{}
+
+func (failingSummarizer) Summarize(context.Context, engine.Payload) (engine.Summary, error) {
+	return engine.Summary{}, errcode.New(errcode.ProviderError, "model endpoint refused the call")
+}
+
+func withSummarizer(t *testing.T, f func(name string, m modelFlags) (engine.Summarizer, error)) {
 	t.Helper()
 	saved := summarizerFor
 	summarizerFor = f
@@ -91,13 +99,13 @@ func TestCompactPrunedExampleNeedsNoModel(t *testing.T) {
 }
 
 func TestCompactWithoutSummarizerIsATypedError(t *testing.T) {
-	withSummarizer(t, unconfigured)
+	withSummarizer(t, func(string, modelFlags) (engine.Summarizer, error) { return failingSummarizer{}, nil })
 	code, stdout, _ := runCompactCmd(t, "", exampleFile(t, "coding-agent-lane.json", nil))
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	e := decodeOutput(t, stdout)["error"].(map[string]any)
-	if e["code"] != "compaction_provider_error" || !strings.Contains(e["message"].(string), "no summarizer configured") {
+	if e["code"] != "compaction_provider_error" || !strings.Contains(e["message"].(string), "model endpoint refused") {
 		t.Fatalf("error %v", e)
 	}
 }
@@ -105,7 +113,7 @@ func TestCompactWithoutSummarizerIsATypedError(t *testing.T) {
 func TestCompactUsesTheNamedSummarizer(t *testing.T) {
 	s := &emptySummarizer{}
 	var asked []string
-	withSummarizer(t, func(name string) (engine.Summarizer, error) {
+	withSummarizer(t, func(name string, _ modelFlags) (engine.Summarizer, error) {
 		asked = append(asked, name)
 		return s, nil
 	})
@@ -122,7 +130,7 @@ func TestCompactUsesTheNamedSummarizer(t *testing.T) {
 	if strings.Join(asked, ",") != "model-x,from-env" {
 		t.Fatalf("summarizers asked for: %v", asked)
 	}
-	withSummarizer(t, func(name string) (engine.Summarizer, error) { return nil, errors.New("unknown summarizer") })
+	withSummarizer(t, func(string, modelFlags) (engine.Summarizer, error) { return nil, errors.New("unknown summarizer") })
 	if code, _, stderr := runCompactCmd(t, "", path); code != 2 || !strings.Contains(stderr, "unknown summarizer") {
 		t.Fatalf("unknown summarizer: exit %d %s", code, stderr)
 	}

@@ -72,14 +72,6 @@ func newSummarizer(name string, f modelFlags) (engine.Summarizer, error) {
 	}
 }
 
-// The compact command names its summarizer without model flags; it gets the
-// model configuration from the environment alone.
-func init() {
-	summarizerFor = func(name string) (engine.Summarizer, error) {
-		return newSummarizer(name, defaultModelFlags())
-	}
-}
-
 // defaultModelFlags are the flag defaults, for callers without a flag set.
 func defaultModelFlags() modelFlags {
 	var m modelFlags

@@ -91,7 +91,7 @@ func TestSummarizerForUsesEnvironment(t *testing.T) {
 	f := testenv.OpenAI(t)
 	t.Setenv("CAIRN_MODEL", "wired-model")
 	t.Setenv("OPENAI_BASE_URL", f.BaseURL())
-	s, err := summarizerFor("openai")
+	s, err := summarizerFor("openai", defaultModelFlags())
 	if err != nil {
 		t.Fatalf("summarizerFor: %v", err)
 	}
