@@ -39,10 +39,11 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if err != nil {
 		return err
 	}
-	head, _, err := p.lanes.Head(ctx, lane)
+	head, rev, err := p.lanes.Head(ctx, lane)
 	if err != nil {
 		return err
 	}
+	d.head, d.headRev, d.headKnown = head, rev, true
 	if done, err := p.checkFence(ctx, d, head); done || err != nil {
 		return err
 	}
@@ -232,13 +233,18 @@ func nonNil(s []string) []string {
 // rebased).
 func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head) error {
 	lane := plan.Lane
+	var value []byte
+	var committed uint64
 	for attempt := 0; ; attempt++ {
 		if attempt >= p.cfg.HeadAttempts {
 			return fmt.Errorf("consumer: lane head still contended after %d attempts", attempt)
 		}
-		head, rev, err := p.lanes.Head(ctx, lane)
-		if err != nil {
-			return err
+		head, rev, known := d.takeHead()
+		if !known {
+			var err error
+			if head, rev, err = p.lanes.Head(ctx, lane); err != nil {
+				return err
+			}
 		}
 		active := ""
 		if head != nil {
@@ -261,7 +267,8 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 		if head != nil && len(head.Outbox) > 0 {
 			next.Outbox = append(append([]outbox.Record(nil), head.Outbox...), plan.Outbox...)
 		}
-		_, err = p.lanes.Advance(ctx, lane, rev, &next)
+		var err error
+		committed, value, err = p.lanes.AdvanceValue(ctx, lane, rev, &next)
 		if err == nil {
 			break
 		}
@@ -272,15 +279,23 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 	if err := p.crashPoint(stepHeadAdvanced); err != nil {
 		return err
 	}
-	return p.finishActivation(ctx, d, plan)
+	return p.finishActivation(ctx, d, plan, value, committed)
 }
 
-// finishActivation publishes the committed records now (the relay would
-// otherwise), records the outcome in the ledger and lets the message be
-// acked.
-func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lanes.Head) error {
+// finishActivation publishes the committed records now (value and
+// revision, when this delivery wrote the head; else the relay reads the
+// head), records the outcome in the ledger and lets the message be acked. A
+// failed publish is left to the relay, which retries it; the ledger's
+// outcome lets a repeat re-publish the activated event under its id.
+func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lanes.Head, value []byte, revision uint64) error {
 	if key, err := plan.Lane.Key(); err == nil {
-		if err := p.relay.Deliver(ctx, key); err != nil {
+		var err error
+		if value != nil {
+			err = p.relay.DeliverCommitted(ctx, key, value, revision)
+		} else {
+			err = p.relay.Deliver(ctx, key)
+		}
+		if err != nil {
 			p.log.Debug("consumer: inline outbox delivery failed; the relay retries", "err", err)
 		}
 	}
@@ -295,9 +310,6 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 	if err != nil {
 		return err
 	}
-	if err := outbox.Publish(ctx, p.js, outcome); err != nil {
-		return err
-	}
 	return p.crashPoint(stepLedgerFinal)
 }
 
@@ -307,7 +319,7 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 // done once the ledger records it.
 func (p *Processor) finishActivated(ctx context.Context, d *delivery, head *lanes.Head) error {
 	if d.entry.Plan != nil {
-		return p.finishActivation(ctx, d, d.entry.Plan)
+		return p.finishActivation(ctx, d, d.entry.Plan, nil, 0)
 	}
 	return errcode.WithDetails(errcode.Internal, "the lane head is this request's checkpoint but the ledger has no record of it",
 		map[string]any{"checkpoint_id": head.CheckpointID})

@@ -97,6 +97,16 @@ func (r *running) wait(t testing.TB) error {
 
 func (e *env) start(t testing.TB, cfg Config, c Compactor, s engine.Summarizer) *running {
 	t.Helper()
+	return e.startLogged(t, cfg, c, s, slog.LevelInfo)
+}
+
+// startQuiet starts a processor that logs only errors (benchmarks).
+func (e *env) startQuiet(t testing.TB, cfg Config, c Compactor, s engine.Summarizer) *running {
+	return e.startLogged(t, cfg, c, s, slog.LevelError)
+}
+
+func (e *env) startLogged(t testing.TB, cfg Config, c Compactor, s engine.Summarizer, level slog.Level) *running {
+	t.Helper()
 	if c == nil {
 		c = testCompactor{}
 		if e.realEngine {
@@ -109,7 +119,7 @@ func (e *env) start(t testing.TB, cfg Config, c Compactor, s engine.Summarizer) 
 			s = offline.New(offline.DefaultOptions())
 		}
 	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 	p, err := New(cfg, Deps{JS: e.js, Stores: e.stores, Compactor: c, Summarizer: s, Logger: log})
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -115,25 +115,32 @@ func keepNewest(lines []string, limit int) string {
 }
 
 // secretPatterns are the secret classes of harvest.md, most specific first.
+// hints are literal substrings (lower-case) at least one of which any match
+// contains, so the regular expression only runs on text that may match.
 var secretPatterns = []struct {
 	class string
+	hints []string
 	re    *regexp.Regexp
 }{
-	{"private_key", regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----`)},
-	{"anthropic_key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{16,}`)},
-	{"openai_key", regexp.MustCompile(`sk-(?:proj-)?[A-Za-z0-9_\-]{16,}`)},
-	{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"github_token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b`)},
-	{"slack_token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`)},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`)},
-	{"url_password", regexp.MustCompile(`(?i)([a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(@)`)},
-	{"assignment", regexp.MustCompile(`(?i)\b(password|passwd|secret|token|api_key|apikey)(\s*[=:]\s*)[^\s,;'"]+`)},
+	{"private_key", []string{"private key-----"}, regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----`)},
+	{"anthropic_key", []string{"sk-ant-"}, regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{16,}`)},
+	{"openai_key", []string{"sk-"}, regexp.MustCompile(`sk-(?:proj-)?[A-Za-z0-9_\-]{16,}`)},
+	{"aws_access_key", []string{"akia", "asia"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"github_token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b`)},
+	{"slack_token", []string{"xox"}, regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`)},
+	{"jwt", []string{"eyj"}, regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`)},
+	{"url_password", []string{"://"}, regexp.MustCompile(`(?i)([a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(@)`)},
+	{"assignment", []string{"password", "passwd", "secret", "token", "api_key", "apikey"}, regexp.MustCompile(`(?i)\b(password|passwd|secret|token|api_key|apikey)(\s*[=:]\s*)[^\s,;'"]+`)},
 }
 
 // redact replaces secrets with [REDACTED:<class>] so that no copy of a
 // secret leaves the request stream.
 func redact(s string) string {
+	lower := strings.ToLower(s)
 	for _, p := range secretPatterns {
+		if !containsAny(lower, p.hints) {
+			continue
+		}
 		switch p.class {
 		case "url_password":
 			s = p.re.ReplaceAllString(s, "${1}[REDACTED:"+p.class+"]${2}")
@@ -142,6 +149,16 @@ func redact(s string) string {
 		default:
 			s = p.re.ReplaceAllString(s, "[REDACTED:"+p.class+"]")
 		}
+		lower = strings.ToLower(s)
 	}
 	return s
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }

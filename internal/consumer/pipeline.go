@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,6 +26,20 @@ type delivery struct {
 	rev   uint64
 
 	conflict bool // the body differs from the ledger's: leave the ledger alone
+
+	// head and headRev are the lane head as read before compaction; the
+	// first activation attempt swaps against them instead of reading again.
+	head      *lanes.Head
+	headRev   uint64
+	headKnown bool
+}
+
+// takeHead returns the head read before compaction, once; known is false
+// when there is none to reuse.
+func (d *delivery) takeHead() (head *lanes.Head, rev uint64, known bool) {
+	head, rev, known = d.head, d.headRev, d.headKnown
+	d.head, d.headRev, d.headKnown = nil, 0, false
+	return head, rev, known
 }
 
 func newDelivery(msg jetstream.Msg) *delivery {

@@ -21,16 +21,21 @@ type RelayConfig struct {
 	// RetryInterval is how often keys whose delivery failed are tried again
 	// (10ms..1m).
 	RetryInterval time.Duration
-	// MaxRetryKeys bounds the set of keys waiting for a retry; when it is
-	// full the relay rescans the whole bucket instead (1..1e6).
+	// MaxRetryKeys bounds the set of keys waiting for a retry or for their
+	// grace period; when it is full the relay rescans the whole bucket
+	// instead (1..1e6).
 	MaxRetryKeys int
+	// Grace is how long the watch leaves a new value's records to the writer
+	// that committed them (DeliverCommitted) before delivering them itself
+	// (0..1m). Records a crash left behind are delivered after it.
+	Grace time.Duration
 	// OnPublish, when set, is called after each record's PubAck (metrics).
 	OnPublish func(Record)
 }
 
 // DefaultRelayConfig returns the configuration Cairn runs with.
 func DefaultRelayConfig() RelayConfig {
-	return RelayConfig{ClearAttempts: 10, RetryInterval: time.Second, MaxRetryKeys: 10000}
+	return RelayConfig{ClearAttempts: 10, RetryInterval: time.Second, MaxRetryKeys: 10000, Grace: 2 * time.Second}
 }
 
 // Validate names the first field out of bounds.
@@ -42,6 +47,8 @@ func (c RelayConfig) Validate() error {
 		return fmt.Errorf("outbox: RetryInterval must be 10ms..1m, got %s", c.RetryInterval)
 	case c.MaxRetryKeys < 1 || c.MaxRetryKeys > 1_000_000:
 		return fmt.Errorf("outbox: MaxRetryKeys must be 1..1000000, got %d", c.MaxRetryKeys)
+	case c.Grace < 0 || c.Grace > time.Minute:
+		return fmt.Errorf("outbox: Grace must be 0..1m, got %s", c.Grace)
 	}
 	return nil
 }
@@ -60,9 +67,17 @@ type Relay struct {
 
 	stripes [lockStripes]sync.Mutex
 
-	mu     sync.Mutex
-	retry  map[string]struct{}
-	rescan bool
+	mu      sync.Mutex
+	retry   map[string]struct{}
+	waiting map[string]sighting // records seen by the watch, in their grace period
+	done    map[string]uint64   // key → revision whose records a writer cleared
+	rescan  bool
+}
+
+// sighting is a value with records seen by the watch.
+type sighting struct {
+	revision uint64
+	seen     time.Time
 }
 
 // NewRelay returns a relay over the values of kv, publishing through pub.
@@ -76,17 +91,20 @@ func NewRelay(kv jetstream.KeyValue, pub Publisher, cfg RelayConfig, log *slog.L
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Relay{kv: kv, pub: pub, cfg: cfg, log: log, retry: map[string]struct{}{}}, nil
+	return &Relay{kv: kv, pub: pub, cfg: cfg, log: log, retry: map[string]struct{}{},
+		waiting: map[string]sighting{}, done: map[string]uint64{}}, nil
 }
 
 // Run watches the bucket until ctx ends. The watch first delivers every
 // key's current value, so records a crash left behind are published on
-// start; afterwards each new value with pending records is delivered. Keys
-// whose delivery fails are retried every RetryInterval. Run returns nil when
-// ctx ends.
+// start; afterwards each new value with pending records is delivered once
+// its grace period passed, unless its writer delivered it meanwhile (see
+// DeliverCommitted). Keys whose delivery fails are retried every
+// RetryInterval. Run returns nil when ctx ends.
 func (r *Relay) Run(ctx context.Context) error {
 	ticker := time.NewTicker(r.cfg.RetryInterval)
 	defer ticker.Stop()
+	initial := true
 	for ctx.Err() == nil {
 		w, err := r.kv.WatchAll(ctx)
 		if err != nil {
@@ -96,14 +114,17 @@ func (r *Relay) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		r.follow(ctx, w, ticker.C)
+		r.follow(ctx, w, ticker.C, initial)
+		initial = false
 		_ = w.Stop()
 	}
 	return nil
 }
 
-// follow consumes one watcher until it closes or ctx ends.
-func (r *Relay) follow(ctx context.Context, w jetstream.KeyWatcher, tick <-chan time.Time) {
+// follow consumes one watcher until it closes or ctx ends. Values present
+// when the watch starts are delivered at once (a previous process left
+// them); later ones wait for their grace period.
+func (r *Relay) follow(ctx context.Context, w jetstream.KeyWatcher, tick <-chan time.Time, initial bool) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -112,13 +133,75 @@ func (r *Relay) follow(ctx context.Context, w jetstream.KeyWatcher, tick <-chan 
 			if !ok {
 				return
 			}
-			if e == nil || e.Operation() != jetstream.KeyValuePut || !hasRecords(e.Value()) {
+			if e == nil {
+				initial = false
 				continue
 			}
-			r.deliverOrRetry(ctx, e.Key())
+			if e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			if !hasRecords(e.Value()) {
+				r.forget(e.Key(), e.Revision())
+				continue
+			}
+			if initial {
+				r.deliverOrRetry(ctx, e.Key())
+				continue
+			}
+			r.sight(e.Key(), e.Revision())
 		case <-tick:
+			r.deliverDue(ctx)
 			r.retryPending(ctx)
 		}
+	}
+}
+
+// sight puts a value with records into its grace period.
+func (r *Relay) sight(key string, rev uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done[key] >= rev {
+		return
+	}
+	if len(r.waiting) >= r.cfg.MaxRetryKeys {
+		r.rescan = true
+		return
+	}
+	if _, ok := r.waiting[key]; !ok {
+		r.waiting[key] = sighting{revision: rev, seen: time.Now()}
+	}
+}
+
+// forget drops the bookkeeping of a key whose value has no records left.
+func (r *Relay) forget(key string, rev uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.waiting[key]; ok && s.revision <= rev {
+		delete(r.waiting, key)
+	}
+	if r.done[key] <= rev {
+		delete(r.done, key)
+	}
+}
+
+// deliverDue delivers the values whose grace period passed and whose
+// writer did not deliver them.
+func (r *Relay) deliverDue(ctx context.Context) {
+	now := time.Now()
+	var due []string
+	r.mu.Lock()
+	for k, s := range r.waiting {
+		switch {
+		case r.done[k] >= s.revision:
+			delete(r.waiting, k)
+		case now.Sub(s.seen) >= r.cfg.Grace:
+			delete(r.waiting, k)
+			due = append(due, k)
+		}
+	}
+	r.mu.Unlock()
+	for _, k := range due {
+		r.deliverOrRetry(ctx, k)
 	}
 }
 
@@ -210,30 +293,75 @@ func (r *Relay) Deliver(ctx context.Context, key string) error {
 	return r.clear(ctx, key, entry, published)
 }
 
+// DeliverCommitted is Deliver for the writer that just committed value at
+// revision: it publishes the value's records without reading the key first
+// and marks them delivered, so the watch does not repeat the work. A
+// failure leaves the records to the watch, which delivers them after its
+// grace period.
+func (r *Relay) DeliverCommitted(ctx context.Context, key string, value []byte, revision uint64) error {
+	lock := r.stripe(key)
+	lock.Lock()
+	defer lock.Unlock()
+	records, err := decodeRecords(value)
+	if err != nil || len(records) == 0 {
+		return err
+	}
+	published := make(map[string]bool, len(records))
+	for _, rec := range records {
+		if err := Publish(ctx, r.pub, rec); err != nil {
+			return err
+		}
+		published[rec.EventID] = true
+		if r.cfg.OnPublish != nil {
+			r.cfg.OnPublish(rec)
+		}
+	}
+	return r.clearFrom(ctx, key, value, revision, published)
+}
+
 // clear removes the published records by compare-and-swap, re-reading the
 // value after each conflict (a new head may have added records meanwhile).
 func (r *Relay) clear(ctx context.Context, key string, entry jetstream.KeyValueEntry, published map[string]bool) error {
+	return r.clearFrom(ctx, key, entry.Value(), entry.Revision(), published)
+}
+
+func (r *Relay) clearFrom(ctx context.Context, key string, current []byte, revision uint64, published map[string]bool) error {
 	for range r.cfg.ClearAttempts {
-		value, changed, err := withoutRecords(entry.Value(), published)
-		if err != nil || !changed {
+		value, changed, err := withoutRecords(current, published)
+		if err != nil {
 			return err
 		}
-		_, err = r.kv.Update(ctx, key, value, entry.Revision())
+		if !changed {
+			r.markDone(key, revision)
+			return nil
+		}
+		rev, err := r.kv.Update(ctx, key, value, revision)
 		if err == nil {
+			r.markDone(key, rev)
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return fmt.Errorf("outbox: clear %s: %w", key, err)
 		}
-		entry, err = r.kv.Get(ctx, key)
+		entry, err := r.kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("outbox: re-read %s: %w", key, err)
 		}
+		current, revision = entry.Value(), entry.Revision()
 	}
 	return fmt.Errorf("outbox: clear %s: still conflicting after %d attempts", key, r.cfg.ClearAttempts)
+}
+
+// markDone records that every record up to revision of key is delivered.
+func (r *Relay) markDone(key string, revision uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if revision > r.done[key] && len(r.done) < r.cfg.MaxRetryKeys {
+		r.done[key] = revision
+	}
 }
 
 func (r *Relay) stripe(key string) *sync.Mutex {

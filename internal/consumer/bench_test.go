@@ -1,0 +1,255 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/summarize/offline"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Throughput and latency from publish to activated, beside a baseline that
+// does only the JetStream work one request needs (consume, KV get, KV
+// update, publish, ack). Run with:
+//
+//	go test -run '^$' -bench . -benchtime 200x ./internal/consumer
+
+const benchWorkers = 8
+
+// latencies records publish→done times by id.
+type latencies struct {
+	mu    sync.Mutex
+	start map[string]time.Time
+	took  []time.Duration
+	done  chan struct{}
+	want  int
+}
+
+func newLatencies(n int) *latencies {
+	return &latencies{start: map[string]time.Time{}, done: make(chan struct{}), want: n}
+}
+
+func (l *latencies) begin(id string) {
+	l.mu.Lock()
+	l.start[id] = time.Now()
+	l.mu.Unlock()
+}
+
+func (l *latencies) end(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t0, ok := l.start[id]
+	if !ok {
+		return
+	}
+	delete(l.start, id)
+	l.took = append(l.took, time.Since(t0))
+	if len(l.took) == l.want {
+		close(l.done)
+	}
+}
+
+func (l *latencies) wait(b *testing.B) {
+	select {
+	case <-l.done:
+	case <-time.After(5 * time.Minute):
+		b.Fatalf("only %d of %d finished", len(l.took), l.want)
+	}
+}
+
+// report adds req/s, p50 and p99 to the benchmark and returns req/s.
+func (l *latencies) report(b *testing.B, elapsed time.Duration, prefix string) float64 {
+	slices.Sort(l.took)
+	rps := float64(len(l.took)) / elapsed.Seconds()
+	b.ReportMetric(rps, prefix+"req/s")
+	b.ReportMetric(float64(l.took[len(l.took)/2].Microseconds())/1000, prefix+"p50_ms")
+	b.ReportMetric(float64(l.took[len(l.took)*99/100].Microseconds())/1000, prefix+"p99_ms")
+	return rps
+}
+
+// benchBodies pre-builds n engine requests, one lane each.
+func benchBodies(b *testing.B, run string, n int) [][]byte {
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		bodies[i] = engineBody(b, fmt.Sprintf("%s-%d", run, i), fmt.Sprintf("%s-lane-%d", run, i), "", 24, nil)
+	}
+	return bodies
+}
+
+func publishAll(b *testing.B, js jetstream.JetStream, subject string, bodies [][]byte, ids []string, l *latencies) {
+	ctx := context.Background()
+	for i, body := range bodies {
+		l.begin(ids[i])
+		if _, err := js.PublishAsync(subject, body, jetstream.WithMsgID(ids[i])); err != nil {
+			b.Fatal(err)
+		}
+		_ = ctx
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(time.Minute):
+		b.Fatal("publish did not complete")
+	}
+}
+
+func benchProcessor(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string) float64 {
+	srv := testenv.NATS(b, testenv.Options{})
+	e := newEnv(b, srv.JetStream(b), 1, nil)
+	e.realEngine = true
+	n := b.N
+	bodies := benchBodies(b, run, n)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%d", run, i)
+	}
+	l := newLatencies(n)
+	nc := srv.Conn(b)
+	sub, err := nc.Subscribe(topology.SubjectActivated, func(m *nats.Msg) {
+		var ev struct {
+			RequestID string `json:"request_id"`
+		}
+		if json.Unmarshal(m.Data, &ev) == nil {
+			l.end(ev.RequestID)
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	quiet := cfg
+	e.startQuiet(b, quiet, c, s)
+	b.ResetTimer()
+	t0 := time.Now()
+	publishAll(b, e.js, topology.SubjectRequested, bodies, ids, l)
+	l.wait(b)
+	elapsed := time.Since(t0)
+	b.StopTimer()
+	return l.report(b, elapsed, "")
+}
+
+func benchBaseline(b *testing.B, workers int, prefix string) float64 {
+	srv := testenv.NATS(b, testenv.Options{})
+	js := srv.JetStream(b)
+	ctx := context.Background()
+	n := b.N
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "BASE_REQ", Subjects: []string{"base.req"}, Storage: jetstream.FileStorage}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "BASE_EV", Subjects: []string{"base.ev"}, Storage: jetstream.FileStorage}); err != nil {
+		b.Fatal(err)
+	}
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "base_heads", Storage: jetstream.FileStorage})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, "BASE_REQ", jetstream.ConsumerConfig{Durable: "base", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: workers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bodies := benchBodies(b, prefix+"base", n)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("base-%d", i)
+	}
+	l := newLatencies(n)
+	sub, err := srv.Conn(b).Subscribe("base.ev", func(m *nats.Msg) { l.end(string(m.Data)) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	work := func(m jetstream.Msg) {
+		id := m.Headers().Get(jetstream.MsgIDHeader)
+		key := "k" + id[len("base-"):]
+		rev := uint64(0)
+		if en, err := kv.Get(ctx, key); err == nil {
+			rev = en.Revision()
+		}
+		if rev == 0 {
+			_, err = kv.Create(ctx, key, []byte(id))
+		} else {
+			_, err = kv.Update(ctx, key, []byte(id), rev)
+		}
+		if err != nil {
+			b.Error(err)
+		}
+		if _, err := js.Publish(ctx, "base.ev", []byte(id), jetstream.WithMsgID(id+":done")); err != nil {
+			b.Error(err)
+		}
+		_ = m.DoubleAck(ctx)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) { work(m) }, jetstream.PullMaxMessages(workers))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Stop()
+	// Consume runs the handler serially: fan out to workers like the processor.
+	cc.Stop()
+	it, err := cons.Messages(jetstream.PullMaxMessages(workers))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer it.Stop()
+	slots := make(chan struct{}, workers)
+	go func() {
+		for {
+			m, err := it.Next()
+			if err != nil {
+				return
+			}
+			slots <- struct{}{}
+			go func() { defer func() { <-slots }(); work(m) }()
+		}
+	}()
+	b.ResetTimer()
+	t0 := time.Now()
+	publishAll(b, js, "base.req", bodies, ids, l)
+	l.wait(b)
+	elapsed := time.Since(t0)
+	b.StopTimer()
+	return l.report(b, elapsed, prefix)
+}
+
+func benchConfig(workers int) Config {
+	c := DefaultConfig()
+	c.Workers = workers
+	c.AckWait = 30 * time.Second
+	c.PullWait = time.Second
+	c.DrainTimeout = 5 * time.Second
+	return c
+}
+
+// BenchmarkJetStreamBaseline is the JetStream work alone.
+func BenchmarkJetStreamBaseline(b *testing.B) { benchBaseline(b, benchWorkers, "") }
+
+// BenchmarkProcessor is the full processor with the offline summarizer.
+func BenchmarkProcessor(b *testing.B) {
+	benchProcessor(b, benchConfig(benchWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()), "proc")
+}
+
+// BenchmarkProcessorVsBaseline runs both on the same number of requests and
+// reports processor req/s ÷ baseline req/s (goal ≥ 0.5).
+func BenchmarkProcessorVsBaseline(b *testing.B) {
+	base := benchBaseline(b, benchWorkers, "base_")
+	proc := benchProcessor(b, benchConfig(benchWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()), "ratio")
+	b.ReportMetric(proc/base, "ratio")
+}
+
+// BenchmarkSlowModel200ms measures throughput with a model of fixed 200 ms
+// latency at 32 workers; without head-of-line blocking it approaches
+// workers / latency = 160 req/s (goal ≥ 0.9 × that, per model call).
+func BenchmarkSlowModel200ms(b *testing.B) {
+	slow := &testSummarizer{delay: 200 * time.Millisecond, inner: offline.New(offline.DefaultOptions())}
+	rps := benchProcessor(b, benchConfig(32), EngineCompactor{}, slow, "slow")
+	calls := float64(slow.calls.Load()) / float64(b.N)
+	b.ReportMetric(calls, "model_calls/req")
+	b.ReportMetric(rps*calls/(32/0.2), "of_ideal")
+}
