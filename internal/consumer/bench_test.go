@@ -241,6 +241,7 @@ func BenchmarkProcessorVsBaseline(b *testing.B) {
 	base := benchBaseline(b, benchWorkers, "base_")
 	proc := benchProcessor(b, benchConfig(benchWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()), "ratio")
 	b.ReportMetric(proc/base, "ratio")
+	b.Logf("n=%d baseline %.0f req/s, processor %.0f req/s, ratio %.3f", b.N, base, proc, proc/base)
 }
 
 // BenchmarkSlowModel200ms measures throughput with a model of fixed 200 ms
