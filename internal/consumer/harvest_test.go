@@ -4,64 +4,52 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/facts"
 )
 
-func TestRedact(t *testing.T) {
-	cases := map[string]string{
-		"key sk-abcdefghijklmnop1234 here":            "[REDACTED:openai_key]",
-		"aws AKIAABCDEFGHIJKLMNOP":                    "[REDACTED:aws_access_key]",
-		"gh ghp_abcdefghijklmnopqrstuvwxyz0123456789": "[REDACTED:github_token]",
-		"password=hunter22 ok":                        "password=[REDACTED:secret]",
-		"db postgres://bob:s3cret@host/db":            "bob:[REDACTED:url_password]@",
-	}
-	for in, want := range cases {
-		got := redact(in)
-		if !strings.Contains(got, want) {
-			t.Errorf("redact(%q) = %q, want it to contain %q", in, got, want)
-		}
-	}
-	if got := redact("nothing secret here"); got != "nothing secret here" {
-		t.Errorf("changed clean text: %q", got)
-	}
-}
-
-func TestHarvestTranscript(t *testing.T) {
-	long := strings.Repeat("é", 2000)
+// The harvest job holds the cut events only, in original form, with
+// injected memory removed and secrets redacted, and decodes as the harvester
+// expects.
+func TestHarvestRecord(t *testing.T) {
 	events, _ := json.Marshal([]map[string]any{
-		{"event_id": "e1", "role": "user", "content": "keep <agent_memory>old memory</agent_memory>this"},
-		{"event_id": "e2", "role": "tool", "content": long, "tool": map[string]any{"name": "grep"}},
+		{"event_id": "e1", "role": "user", "content": "keep <agent_memory>old memory</agent_memory>this; password=hunter22"},
+		{"event_id": "e2", "role": "tool", "content": "found it", "tool": map[string]any{"name": "grep"}},
 		{"event_id": "e3", "role": "assistant", "content": "retained, not cut"},
 	})
 	req := &envelope{ThreadID: "t", RunAgentID: "a", CheckpointNamespace: "n"}
-	rec, err := buildHarvestRecord(req, "cp", events, []string{"e1", "e2"}, "")
+	rec, err := buildHarvestRecord(req, "cp", events, []string{"e1", "e2"}, "tp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var job harvestJob
-	if err := json.Unmarshal(rec.Payload, &job); err != nil {
+	job, err := facts.DecodeJob(rec.Payload)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.EventID != "harvest:t:cp" || job.Scope != (Scope{Kind: "thread", ID: "t"}) {
-		t.Fatalf("job identity: %s %+v", rec.EventID, job.Scope)
+	if rec.EventID != job.MsgID() || rec.EventID != "harvest:t:cp" || job.Scope.Kind != "thread" || job.Scope.ID != "t" {
+		t.Fatalf("job identity: %s %+v", rec.EventID, job)
 	}
-	if strings.Contains(job.Transcript, "old memory") || strings.Contains(job.Transcript, "retained") {
-		t.Fatalf("transcript holds injected memory or retained events: %q", job.Transcript[:80])
+	if len(job.EntryIDs) != 2 || strings.Contains(job.Transcript, "old memory") ||
+		strings.Contains(job.Transcript, "retained") || strings.Contains(job.Transcript, "hunter22") {
+		t.Fatalf("transcript: %q", job.Transcript)
 	}
-	lines := strings.Split(job.Transcript, "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[1], "tool grep: ") || utf8.RuneCountInString(lines[1]) != maxEntryRunes {
-		t.Fatalf("entries not rendered or bounded: %d lines, second has %d runes", len(lines), utf8.RuneCountInString(lines[len(lines)-1]))
+	if !strings.Contains(job.Transcript, "grep") {
+		t.Fatalf("tool entry lacks its tool name: %q", job.Transcript)
 	}
-	if !utf8.ValidString(job.Transcript) {
-		t.Fatal("transcript split a UTF-8 sequence")
+	if rec.Headers["traceparent"] != "tp" {
+		t.Fatalf("headers: %v", rec.Headers)
 	}
 }
 
-func TestKeepNewest(t *testing.T) {
-	if got := keepNewest([]string{"aaaa", "bbbb", "cccc"}, 10); got != "bbbb\ncccc" {
-		t.Fatalf("got %q", got)
+func TestHarvestScopeFromRequest(t *testing.T) {
+	events, _ := json.Marshal([]map[string]any{{"event_id": "e1", "role": "user", "content": "x"}})
+	req := &envelope{ThreadID: "t", Scope: &Scope{Kind: "user", ID: "u1"}}
+	rec, err := buildHarvestRecord(req, "cp", events, []string{"e1"}, "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := keepNewest([]string{"abcdefghij"}, 4); got != "ghij" {
-		t.Fatalf("got %q", got)
+	job, err := facts.DecodeJob(rec.Payload)
+	if err != nil || job.Scope.Kind != "user" || job.Scope.ID != "u1" {
+		t.Fatalf("scope: %+v %v", job.Scope, err)
 	}
 }
