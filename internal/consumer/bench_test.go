@@ -103,7 +103,7 @@ func publishAll(b *testing.B, js jetstream.JetStream, subject string, bodies [][
 
 func benchProcessor(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string) float64 {
 	srv := testenv.NATS(b, testenv.Options{})
-	e := newEnv(b, srv.JetStream(b), 1, nil)
+	e := newEnv(b, srv.JetStream(b), 1)
 	e.realEngine = true
 	n := b.N
 	bodies := benchBodies(b, run, n)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,23 +31,22 @@ type env struct {
 	// realEngine runs the processor with EngineCompactor and the offline
 	// summarizer, and builds requests the engine accepts.
 	realEngine bool
-	seq        atomic.Int64
 }
 
 func singleEnv(t testing.TB) *env {
 	srv := testenv.NATS(t, testenv.Options{})
-	return newEnv(t, srv.JetStream(t), 1, nil)
+	return newEnv(t, srv.JetStream(t), 1)
 }
 
 func clusterEnv(t testing.TB) *env {
 	c := testenv.Cluster(t, 3, testenv.Options{})
 	js := c.JetStream(t)
-	e := newEnv(t, js, 3, nil)
+	e := newEnv(t, js, 3)
 	e.stepDown = func() { c.StepDownStreamLeader(t, topology.StreamRequests) }
 	return e
 }
 
-func newEnv(t testing.TB, js jetstream.JetStream, replicas int, _ any) *env {
+func newEnv(t testing.TB, js jetstream.JetStream, replicas int) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()

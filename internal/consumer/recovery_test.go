@@ -132,7 +132,7 @@ func TestTransientFailureEndsInProviderUnavailable(t *testing.T) {
 // rides out a server restart.
 func TestRecoversDeletedConsumerAndServerRestart(t *testing.T) {
 	srv := testenv.NATS(t, testenv.Options{})
-	e := newEnv(t, srv.JetStream(t), 1, nil)
+	e := newEnv(t, srv.JetStream(t), 1)
 	e.start(t, testConfig(), nil, nil)
 	one := reqSpec{id: "rec-1", lane: "rec1"}
 	e.publish(t, e.body(one), one.id)

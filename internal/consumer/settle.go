@@ -23,7 +23,10 @@ const settleTimeout = 10 * time.Second
 func (p *Processor) settle(next handler) handler {
 	return func(ctx context.Context, d *delivery) error {
 		err := next(ctx, d)
-		if err != nil && ctx.Err() != nil && !errors.Is(err, errCrashed) {
+		switch {
+		case p.isCrashed():
+			return errors.Join(errCrashed, err) // a killed process settles nothing
+		case err != nil && ctx.Err() != nil && !errors.Is(err, errCrashed):
 			err = errors.Join(errShutdown, err)
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
