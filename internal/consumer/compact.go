@@ -35,7 +35,11 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	}
 	req := d.req
 	lane := req.lane()
-	events, err := p.loadEvents(ctx, req)
+	var events json.RawMessage
+	err := p.stage("load", func() (err error) {
+		events, err = p.loadEvents(ctx, req)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -55,7 +59,11 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 		}
 	}
 	rs := &recordingSummarizer{p: p, d: d, inner: p.summarizer}
-	res, err := p.compactor.Compact(ctx, in, rs, p.now())
+	var res *Result
+	err = p.stage("engine", func() (err error) {
+		res, err = p.compactor.Compact(ctx, in, rs, p.now())
+		return err
+	})
 	if err != nil {
 		if rs.wasOpened() && !errors.Is(err, errCrashed) && ctx.Err() == nil {
 			// The calls returned: a redelivery need not wait for them.
@@ -84,7 +92,11 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if err := p.crashPoint(stepLedgerStored); err != nil {
 		return err
 	}
-	return p.commitStored(ctx, d)
+	err = p.stage("activate", func() error { return p.commitStored(ctx, d) })
+	if err == nil {
+		p.metrics.Tokens(res.TokensBefore, res.TokensAfter)
+	}
+	return err
 }
 
 // commitStored stores the ledger's checkpoint (insert-or-verify: a repeat
@@ -275,6 +287,7 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 		if !errors.Is(err, lanes.ErrConflict) {
 			return err
 		}
+		p.metrics.CASConflict(topology.BucketHeads)
 	}
 	if err := p.crashPoint(stepHeadAdvanced); err != nil {
 		return err
@@ -310,6 +323,7 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 	if err != nil {
 		return err
 	}
+	d.status = statusActivated
 	return p.crashPoint(stepLedgerFinal)
 }
 
@@ -344,5 +358,6 @@ func (p *Processor) skip(ctx context.Context, d *delivery, res *Result, rs *reco
 	if err := outbox.Publish(ctx, p.js, rec); err != nil {
 		return err
 	}
+	d.status = statusSkipped
 	return p.crashPoint(stepLedgerFinal)
 }

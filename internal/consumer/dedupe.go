@@ -7,6 +7,7 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/topology"
 )
 
 // dedupe consults the request ledger before any work:
@@ -48,6 +49,7 @@ func (p *Processor) dedupe(next handler) handler {
 		case entry.State == ledger.Failed && entry.Retryable:
 			return p.reopen(ctx, d, next)
 		case entry.State.Terminal():
+			d.status = statusDuplicate
 			return p.replay(ctx, entry.Outcome)
 		case entry.State == ledger.SummaryRequested:
 			if err := p.checkUncertain(entry); err != nil {
@@ -118,6 +120,9 @@ func (p *Processor) updateEntry(ctx context.Context, d *delivery, change func(*l
 	change(&e)
 	e.UpdatedAt = p.now()
 	rev, err := p.ledger.Put(ctx, &e, d.rev)
+	if errors.Is(err, ledger.ErrConflict) {
+		p.metrics.CASConflict(topology.BucketLedger)
+	}
 	if err != nil {
 		return err
 	}

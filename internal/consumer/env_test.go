@@ -122,6 +122,11 @@ func (e *env) startLogged(t testing.TB, cfg Config, c Compactor, s engine.Summar
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	return e.run(t, p)
+}
+
+// run runs p until the test ends.
+func (e *env) run(t testing.TB, p *Processor) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{p: p, stop: cancel, done: make(chan error, 1)}
 	go func() { r.done <- p.Run(ctx) }()

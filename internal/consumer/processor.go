@@ -32,6 +32,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Metrics receives measurements (nil: none).
+	Metrics Metrics
 }
 
 // Processor consumes compaction requests with one durable pull consumer
@@ -48,6 +50,7 @@ type Processor struct {
 	summarizer engine.Summarizer
 	log        *slog.Logger
 	now        func() time.Time
+	metrics    Metrics
 	handle     handler
 
 	crashOnce sync.Once
@@ -69,6 +72,9 @@ func New(cfg Config, d Deps) (*Processor, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.Metrics == nil {
+		d.Metrics = noMetrics{}
+	}
 	relay, err := outbox.NewRelay(d.Stores.Heads, d.JS, cfg.Relay, d.Logger)
 	if err != nil {
 		return nil, err
@@ -77,7 +83,7 @@ func New(cfg Config, d Deps) (*Processor, error) {
 		cfg: cfg, js: d.JS, stores: d.Stores,
 		lanes: lanes.New(d.Stores.Heads, d.Stores.Checkpoints), ledger: ledger.New(d.Stores.Ledger),
 		relay: relay, compactor: d.Compactor, summarizer: d.Summarizer,
-		log: d.Logger, now: d.Now, crashed: make(chan struct{}),
+		log: d.Logger, now: d.Now, metrics: d.Metrics, crashed: make(chan struct{}),
 	}
 	p.handle = p.pipeline()
 	return p, nil

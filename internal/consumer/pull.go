@@ -87,7 +87,11 @@ func (p *Processor) dispatch(workCtx context.Context, batch jetstream.MessageBat
 			if p.isCrashed() {
 				return // a killed process settles nothing
 			}
-			p.handle(workCtx, newDelivery(msg))
+			d := newDelivery(msg)
+			p.metrics.Delivered(p.cfg.Durable, d.delivered)
+			p.metrics.InFlight(p.cfg.Durable, 1)
+			defer p.metrics.InFlight(p.cfg.Durable, -1)
+			_ = p.handle(workCtx, d)
 		}()
 	}
 	return got

@@ -34,6 +34,7 @@ func (p *Processor) settle(next handler) handler {
 		dec := Classify(err, d.delivered, p.cfg.MaxDeliver, p.cfg.NakBackoff, p.now())
 		switch dec.Action {
 		case Ack:
+			p.metrics.Request(d.status, "")
 			if aerr := d.msg.DoubleAck(sctx); aerr != nil {
 				p.log.Warn("consumer: ack not confirmed; a redelivery will find the outcome", "err", aerr)
 			}
@@ -43,6 +44,7 @@ func (p *Processor) settle(next handler) handler {
 				_ = d.msg.NakWithDelay(backoffFor(d.delivered, p.cfg.NakBackoff))
 				return err
 			}
+			p.metrics.Request(statusFailed, dec.Err.Code)
 			_ = d.msg.TermWithReason(dec.Err.Code)
 		case Nak:
 			p.log.Debug("consumer: transient failure; redelivering", "delay", dec.Delay, "err", err)
