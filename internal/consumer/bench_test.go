@@ -102,11 +102,22 @@ func publishAll(b *testing.B, js jetstream.JetStream, subject string, bodies [][
 }
 
 func benchProcessor(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string) float64 {
+	return benchProcessorBodies(b, cfg, c, s, run, func(i int) []byte {
+		return engineBody(b, fmt.Sprintf("%s-%d", run, i), fmt.Sprintf("%s-lane-%d", run, i), "", 24, nil)
+	})
+}
+
+// benchProcessorBodies runs b.N requests made by body(i), with request id
+// "<run>-<i>", through a processor on a fresh embedded server.
+func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, body func(int) []byte) float64 {
 	srv := testenv.NATS(b, testenv.Options{})
 	e := newEnv(b, srv.JetStream(b), 1)
 	e.realEngine = true
 	n := b.N
-	bodies := benchBodies(b, run, n)
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		bodies[i] = body(i)
+	}
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s-%d", run, i)
@@ -253,4 +264,16 @@ func BenchmarkSlowModel200ms(b *testing.B) {
 	calls := float64(slow.calls.Load()) / float64(b.N)
 	b.ReportMetric(calls, "model_calls/req")
 	b.ReportMetric(rps*calls/(32/0.2), "of_ideal")
+}
+
+// BenchmarkSlowModel200msSmallLanes isolates the pipeline: 4-event lanes and
+// the small test compactor, one 200 ms model call per request, 32 workers.
+// It shows whether slots stay busy (no head-of-line blocking) when the
+// per-request payload work is small.
+func BenchmarkSlowModel200msSmallLanes(b *testing.B) {
+	slow := &testSummarizer{delay: 200 * time.Millisecond}
+	rps := benchProcessorBodies(b, benchConfig(32), testCompactor{}, slow, "small", func(i int) []byte {
+		return reqSpec{id: fmt.Sprintf("small-%d", i), lane: fmt.Sprintf("small-lane-%d", i), events: 4}.testBody()
+	})
+	b.ReportMetric(rps/(32/0.2), "of_ideal")
 }
