@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,15 +26,41 @@ func (p *Processor) loadEvents(ctx context.Context, req *envelope) (json.RawMess
 			return nil, err
 		}
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	n, err := countArray(raw, maxEvents)
+	if err != nil {
 		return nil, errcode.Wrap(errcode.InvalidRequest, "events must be an array", err)
 	}
-	if len(items) == 0 || len(items) > maxEvents {
+	if n == 0 || n > maxEvents {
 		return nil, errcode.WithDetails(errcode.InvalidRequest, "compaction event sequence is empty or oversized",
-			map[string]any{"count": len(items)})
+			map[string]any{"count": n})
 	}
 	return raw, nil
+}
+
+// countArray counts the elements of the JSON array raw, stopping once the
+// count exceeds limit (it then returns limit+1). Elements are skipped, not
+// decoded; the engine decodes them later.
+func countArray(raw []byte, limit int) (int, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	t, err := dec.Token()
+	if err != nil {
+		return 0, err
+	}
+	if t != json.Delim('[') {
+		return 0, errors.New("not an array")
+	}
+	n := 0
+	for dec.More() {
+		if n++; n > limit {
+			return n, nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return 0, err
+		}
+	}
+	_, err = dec.Token()
+	return n, err
 }
 
 func (p *Processor) readEventsObject(ctx context.Context, name string) (json.RawMessage, error) {

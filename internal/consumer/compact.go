@@ -245,8 +245,8 @@ func nonNil(s []string) []string {
 // rebased).
 func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head) error {
 	lane := plan.Lane
-	var value []byte
 	var committed uint64
+	var written *lanes.Head
 	for attempt := 0; ; attempt++ {
 		if attempt >= p.cfg.HeadAttempts {
 			return fmt.Errorf("consumer: lane head still contended after %d attempts", attempt)
@@ -280,8 +280,9 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 			next.Outbox = append(append([]outbox.Record(nil), head.Outbox...), plan.Outbox...)
 		}
 		var err error
-		committed, value, err = p.lanes.AdvanceValue(ctx, lane, rev, &next)
+		committed, err = p.lanes.Advance(ctx, lane, rev, &next)
 		if err == nil {
+			written = &next
 			break
 		}
 		if !errors.Is(err, lanes.ErrConflict) {
@@ -292,25 +293,17 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 	if err := p.crashPoint(stepHeadAdvanced); err != nil {
 		return err
 	}
-	return p.finishActivation(ctx, d, plan, value, committed)
+	return p.finishActivation(ctx, d, plan, written, committed)
 }
 
-// finishActivation publishes the committed records now (value and
+// finishActivation publishes the committed records now (written and
 // revision, when this delivery wrote the head; else the relay reads the
 // head), records the outcome in the ledger and lets the message be acked. A
 // failed publish is left to the relay, which retries it; the ledger's
 // outcome lets a repeat re-publish the activated event under its id.
-func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lanes.Head, value []byte, revision uint64) error {
-	if key, err := plan.Lane.Key(); err == nil {
-		var err error
-		if value != nil {
-			err = p.relay.DeliverCommitted(ctx, key, value, revision)
-		} else {
-			err = p.relay.Deliver(ctx, key)
-		}
-		if err != nil {
-			p.log.Debug("consumer: inline outbox delivery failed; the relay retries", "err", err)
-		}
+func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lanes.Head, written *lanes.Head, revision uint64) error {
+	if err := p.deliverOutbox(ctx, plan.Lane, written, revision); err != nil {
+		p.log.Debug("consumer: inline outbox delivery failed; the relay retries", "err", err)
 	}
 	if err := p.crashPoint(stepOutboxPublished); err != nil {
 		return err
@@ -325,6 +318,26 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 	}
 	d.status = statusActivated
 	return p.crashPoint(stepLedgerFinal)
+}
+
+// deliverOutbox hands the head this delivery wrote to the relay with its
+// records and its cleared form, so the relay neither reads nor re-encodes
+// it; without one the relay reads the head.
+func (p *Processor) deliverOutbox(ctx context.Context, lane lanes.Lane, written *lanes.Head, revision uint64) error {
+	key, err := lane.Key()
+	if err != nil {
+		return err
+	}
+	if written == nil {
+		return p.relay.Deliver(ctx, key)
+	}
+	cleared := *written
+	cleared.Outbox = []outbox.Record{}
+	value, err := json.Marshal(&cleared)
+	if err != nil {
+		return err
+	}
+	return p.relay.DeliverCommitted(ctx, key, written.Outbox, value, revision)
 }
 
 // finishActivated handles a head that already is this request's checkpoint

@@ -82,20 +82,13 @@ func (s *Store) Head(ctx context.Context, lane Lane) (*Head, uint64, error) {
 // revision. A concurrent change yields an error matching ErrConflict; the
 // caller re-reads and decides again.
 func (s *Store) Advance(ctx context.Context, lane Lane, expectedRevision uint64, h *Head) (uint64, error) {
-	rev, _, err := s.AdvanceValue(ctx, lane, expectedRevision, h)
-	return rev, err
-}
-
-// AdvanceValue is Advance that also returns the value it wrote, for a
-// caller that hands the committed value on (the outbox relay).
-func (s *Store) AdvanceValue(ctx context.Context, lane Lane, expectedRevision uint64, h *Head) (uint64, []byte, error) {
 	key, err := lane.Key()
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	value, err := json.Marshal(h)
 	if err != nil {
-		return 0, nil, errcode.Wrap(errcode.Internal, "encode lane head", err)
+		return 0, errcode.Wrap(errcode.Internal, "encode lane head", err)
 	}
 	var rev uint64
 	if expectedRevision == 0 {
@@ -105,11 +98,11 @@ func (s *Store) AdvanceValue(ctx context.Context, lane Lane, expectedRevision ui
 	}
 	switch {
 	case err == nil:
-		return rev, value, nil
+		return rev, nil
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
-		return 0, nil, fmt.Errorf("%w: %w", ErrConflict, err)
+		return 0, fmt.Errorf("%w: %w", ErrConflict, err)
 	}
-	return 0, nil, fmt.Errorf("lanes: advance head: %w", err)
+	return 0, fmt.Errorf("lanes: advance head: %w", err)
 }
 
 // Checkpoint is an immutable checkpoint as stored, with the links that make

@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -293,18 +294,20 @@ func (r *Relay) Deliver(ctx context.Context, key string) error {
 	return r.clear(ctx, key, entry, published)
 }
 
-// DeliverCommitted is Deliver for the writer that just committed value at
-// revision: it publishes the value's records without reading the key first
-// and marks them delivered, so the watch does not repeat the work. A
-// failure leaves the records to the watch, which delivers them after its
+// DeliverCommitted is Deliver for the writer that just committed a value
+// at revision: it publishes records (the value's pending records, which
+// the writer knows) without reading the key, then writes cleared (the same
+// value without those records) by compare-and-swap on revision, and marks
+// the key delivered so the watch does not repeat the work. If the value
+// changed meanwhile it falls back to re-reading and removing the records.
+// A failure leaves the records to the watch, which delivers them after its
 // grace period.
-func (r *Relay) DeliverCommitted(ctx context.Context, key string, value []byte, revision uint64) error {
+func (r *Relay) DeliverCommitted(ctx context.Context, key string, records []Record, cleared []byte, revision uint64) error {
 	lock := r.stripe(key)
 	lock.Lock()
 	defer lock.Unlock()
-	records, err := decodeRecords(value)
-	if err != nil || len(records) == 0 {
-		return err
+	if len(records) == 0 {
+		return nil
 	}
 	published := make(map[string]bool, len(records))
 	for _, rec := range records {
@@ -316,7 +319,22 @@ func (r *Relay) DeliverCommitted(ctx context.Context, key string, value []byte, 
 			r.cfg.OnPublish(rec)
 		}
 	}
-	return r.clearFrom(ctx, key, value, revision, published)
+	rev, err := r.kv.Update(ctx, key, cleared, revision)
+	if err == nil {
+		r.markDone(key, rev)
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return fmt.Errorf("outbox: clear %s: %w", key, err)
+	}
+	entry, err := r.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("outbox: re-read %s: %w", key, err)
+	}
+	return r.clear(ctx, key, entry, published)
 }
 
 // clear removes the published records by compare-and-swap, re-reading the
@@ -370,13 +388,33 @@ func (r *Relay) stripe(key string) *sync.Mutex {
 	return &r.stripes[h.Sum32()%lockStripes]
 }
 
-// hasRecords reports whether a value carries pending records, without
-// decoding them.
+// hasRecords reports whether a value carries pending records. It walks
+// the top-level members and stops at the outbox's first token, so the
+// records themselves are not decoded.
 func hasRecords(value []byte) bool {
-	var v struct {
-		Outbox []json.RawMessage `json:"outbox"`
+	dec := json.NewDecoder(bytes.NewReader(value))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
 	}
-	return json.Unmarshal(value, &v) == nil && len(v.Outbox) > 0
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if key != Field {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return false
+			}
+			continue
+		}
+		t, err := dec.Token()
+		if err != nil || t != json.Delim('[') {
+			return false
+		}
+		return dec.More()
+	}
+	return false
 }
 
 func decodeRecords(value []byte) ([]Record, error) {

@@ -159,3 +159,19 @@ func TestRecordValidate(t *testing.T) {
 		t.Fatal("rejected a valid record")
 	}
 }
+
+func TestHasRecords(t *testing.T) {
+	cases := map[string]bool{
+		`{"lane":{"a":1},"outbox":[{"event_id":"x"}],"z":1}`: true,
+		`{"state":{"outbox":[1]},"outbox":[]}`:               false,
+		`{"outbox":null}`:                                    false,
+		`{"lane":"x"}`:                                       false,
+		`not json`:                                           false,
+		`[]`:                                                 false,
+	}
+	for v, want := range cases {
+		if got := hasRecords([]byte(v)); got != want {
+			t.Errorf("hasRecords(%s) = %v, want %v", v, got, want)
+		}
+	}
+}
