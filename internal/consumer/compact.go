@@ -23,8 +23,8 @@ const (
 	stepLedgerFinal      = "ledger_final"
 )
 
-// CrashSteps lists every commit step in order, for crash tests.
-var CrashSteps = []string{stepSummaryRequested, stepLedgerStored, stepCheckpointStored, stepHeadAdvanced, stepOutboxPublished, stepLedgerFinal}
+// crashSteps lists every commit step in order, for crash tests.
+var crashSteps = []string{stepSummaryRequested, stepLedgerStored, stepCheckpointStored, stepHeadAdvanced, stepOutboxPublished, stepLedgerFinal}
 
 // compact is the innermost handler: it runs one request to its outcome.
 // A request whose checkpoint is already stored resumes at activation and

@@ -333,7 +333,7 @@ func contractSlowModel(t *testing.T, e *env) {
 // a fresh one, and checks that the request ends in exactly one terminal
 // event with its head moved exactly once.
 func contractCrash(t *testing.T, e *env) {
-	for _, step := range CrashSteps {
+	for _, step := range crashSteps {
 		t.Run(step, func(t *testing.T) {
 			cfg := testConfig()
 			var hit atomic.Bool
