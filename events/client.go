@@ -189,10 +189,13 @@ func Follow(ctx context.Context, js jetstream.JetStream, o FollowOptions, fn fun
 		return fmt.Errorf("events: follow %s: %w", stream, err)
 	}
 	for {
-		msg, err := cons.Next(jetstream.FetchContext(ctx))
+		msg, err := cons.Next(jetstream.FetchMaxWait(followPoll))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
+				continue // nothing new yet
 			}
 			return fmt.Errorf("events: follow %s: %w", stream, err)
 		}
@@ -209,13 +212,17 @@ func Follow(ctx context.Context, js jetstream.JetStream, o FollowOptions, fn fun
 	}
 }
 
+// followPoll bounds one wait for the next event, so that Follow notices a
+// cancelled context promptly.
+const followPoll = time.Second
+
 // errFound stops Follow once the awaited event arrived.
 var errFound = errors.New("found")
 
 // WaitOutcome returns the terminal event (activated, skipped or failed) of a
-// request, replaying the events stream from start (a stream sequence or time
-// just before the request was published) so that an outcome published before
-// the call is not missed.
+// request, replaying the events stream from since (a time just before the
+// request was first published; see PublishedAt) so that an outcome published
+// before the call is not missed.
 func WaitOutcome(ctx context.Context, js jetstream.JetStream, requestID string, since time.Time) (Event, error) {
 	var found Event
 	err := Follow(ctx, js, FollowOptions{StartTime: &since}, func(ev Event) error {
@@ -229,4 +236,19 @@ func WaitOutcome(ctx context.Context, js jetstream.JetStream, requestID string, 
 		return found, nil
 	}
 	return Event{}, err
+}
+
+// PublishedAt returns when the request message acknowledged by ack was first
+// stored. For a resend that the stream dropped as a duplicate this is the
+// time of the original, after which its outcome was published.
+func PublishedAt(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubAck) (time.Time, error) {
+	str, err := js.Stream(ctx, ack.Stream)
+	if err != nil {
+		return time.Time{}, err
+	}
+	msg, err := str.GetMsg(ctx, ack.Sequence)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return msg.Time, nil
 }

@@ -39,13 +39,39 @@ func parseFlags(fs *flag.FlagSet, args []string, extraEnv map[string]string) (ok
 		fmt.Fprintln(fs.Output(), "processor:", envErr)
 		return false, 2
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return false, 0
+	// Flags may follow positional arguments (`request FILE --json`): parse
+	// again after each positional one and put them back at the end.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return false, 0
+			}
+			return false, 2
 		}
-		return false, 2
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] == "--" || len(rest) == len(args) && rest[0] == args[0] && !hasFlag(rest[1:]) {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
+	_ = fs.Parse(append([]string{"--"}, positional...))
 	return true, 0
+}
+
+// hasFlag reports whether any argument looks like a flag.
+func hasFlag(args []string) bool {
+	for _, a := range args {
+		if len(a) > 1 && a[0] == '-' && a != "--" {
+			return true
+		}
+	}
+	return false
 }
 
 // envNames lists the environment variables that may set flag name, most

@@ -61,6 +61,12 @@ func runRequest(ctx context.Context, args []string, io stdio) int {
 		}
 		return 0
 	}
+	if ack.Duplicate {
+		// A resend: the outcome may have been published long ago.
+		if first, err := events.PublishedAt(ctx, js, ack); err == nil {
+			since = first.Add(-time.Second)
+		}
+	}
 	ev, err := events.WaitOutcome(ctx, js, requestID, since)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/consumer"
+	"github.com/cairnhq/cairn/internal/facts"
+	"github.com/cairnhq/cairn/internal/natsrv"
+	"github.com/cairnhq/cairn/internal/telemetry"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func init() {
+	register(command{name: "serve", summary: "run Cairn (the default): consume requests, activate checkpoints, harvest facts", run: runServe})
+}
+
+// serveConfig is everything `processor serve` can be told.
+type serveConfig struct {
+	nats       natsFlags
+	dataDir    string
+	listen     string
+	natsConfig string
+	replicas   int
+
+	processor   consumer.Config
+	harvest     facts.Config
+	summarizer  string
+	model       modelFlags
+	metricsAddr string
+	log         logFlags
+	ready       chan<- serveInfo // tests: told the addresses once serving
+}
+
+// serveInfo tells tests where a started service listens.
+type serveInfo struct {
+	NATSURL     string
+	MetricsAddr string
+}
+
+func (c *serveConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.nats.url, "nats-url", "", "connect to this NATS server or cluster instead of embedding one (also NATS_URL)")
+	fs.StringVar(&c.nats.creds, "nats-creds", "", "NATS credentials file for --nats-url")
+	fs.StringVar(&c.dataDir, "data-dir", "./data", "embedded server: JetStream file storage directory")
+	fs.StringVar(&c.listen, "nats-listen", "127.0.0.1:4222", "embedded server: client listener host:port, or \"none\" for in-process only")
+	fs.StringVar(&c.natsConfig, "nats-config", "", "embedded server: nats.conf to load (accounts, limits); --data-dir and --nats-listen override it")
+	fs.IntVar(&c.replicas, "replicas", 1, "replicas of every stream and bucket (3 on a cluster)")
+
+	c.processor = consumer.DefaultConfig()
+	fs.IntVar(&c.processor.Workers, "workers", c.processor.Workers, "requests processed at once (the consumer's MaxAckPending)")
+	fs.DurationVar(&c.processor.AckWait, "ack-wait", c.processor.AckWait, "time before an unacknowledged request is redelivered; InProgress is sent every third of it")
+	fs.IntVar(&c.processor.MaxDeliver, "max-deliver", c.processor.MaxDeliver, "deliveries of one request before it fails with provider_unavailable")
+	fs.StringVar(&c.processor.OnUncertain, "on-uncertain", c.processor.OnUncertain, "when an earlier model call may still run: retry (after its deadline) or fail (provider_attempt_uncertain)")
+	fs.DurationVar(&c.processor.AttemptTimeout, "attempt-timeout", c.processor.AttemptTimeout, "bound of one attempt of a request, model calls included")
+	fs.DurationVar(&c.processor.DrainTimeout, "drain-timeout", c.processor.DrainTimeout, "on shutdown, how long in-flight requests may finish before they are handed back")
+
+	c.harvest = facts.DefaultConfig()
+	fs.IntVar(&c.harvest.Workers, "harvest-workers", c.harvest.Workers, "harvest jobs processed at once")
+	fs.IntVar(&c.harvest.MaxFacts, "harvest-max-facts", c.harvest.MaxFacts, "facts stored per harvest")
+	fs.StringVar(&c.harvest.MemoryDir, "memory-dir", "", "also append harvested facts to <dir>/<scope>/MEMORY.md")
+
+	fs.StringVar(&c.summarizer, "summarizer", "offline", "summarizer: offline (no model) or openai (any OpenAI-compatible endpoint)")
+	c.model.register(fs)
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9090", "address of /metrics, /healthz and /readyz (\"none\" to disable)")
+	c.log.register(fs)
+}
+
+func runServe(ctx context.Context, args []string, io stdio) int {
+	fs := newFlagSet("serve", "serve [flags]", io)
+	var cfg serveConfig
+	cfg.register(fs)
+	if ok, code := parseFlags(fs, args, mergeEnv(natsEnv, modelEnv)); !ok {
+		return code
+	}
+	log := cfg.log.logger(io.err)
+	if err := serve(ctx, cfg, log); err != nil {
+		log.Error("cairn stopped", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// serve runs until ctx ends, then shuts down in order: stop taking work,
+// finish or hand back in-flight requests, flush the outbox, drain the
+// connection, stop the embedded server.
+func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	if err := cfg.processor.Validate(); err != nil {
+		return err
+	}
+	if err := cfg.harvest.Validate(); err != nil {
+		return err
+	}
+	nc, url, stopServer, err := connectOrEmbed(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopServer()
+	defer drain(nc, log)
+
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	setupCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	stores, err := topology.Ensure(setupCtx, js, topology.Options{Replicas: cfg.replicas, Duplicates: 20 * time.Minute})
+	cancel()
+	if err != nil {
+		return err
+	}
+	stopTracing, err := telemetry.SetupTracing(ctx)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer func() { _ = stopTracing(context.Background()) }()
+
+	summarizer, err := newSummarizer(cfg.summarizer, cfg.model)
+	if err != nil {
+		return err
+	}
+	metrics := telemetry.NewMetrics()
+	proc, err := consumer.New(cfg.processor, consumer.Deps{
+		JS: js, Stores: stores, Compactor: consumer.EngineCompactor{}, Summarizer: summarizer, Logger: log, Metrics: metrics,
+	})
+	if err != nil {
+		return err
+	}
+	factStore := facts.NewStore(stores.Facts, nil)
+	cfg.harvest.Logger = log
+	cfg.harvest.Metrics = metrics
+	harvester, err := facts.NewWorker(js, factStore, cfg.harvest)
+	if err != nil {
+		return err
+	}
+
+	metricsAddr := ""
+	if cfg.metricsAddr != "none" {
+		srv, err := telemetry.Listen(cfg.metricsAddr, telemetry.Handler(metrics, readiness(nc, js)))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdownCtx)
+		}()
+		metricsAddr = srv.Addr()
+	}
+	log.Info("cairn serving", "nats", url, "summarizer", cfg.summarizer, "workers", cfg.processor.Workers, "metrics", metricsAddr)
+	if cfg.ready != nil {
+		cfg.ready <- serveInfo{NATSURL: url, MetricsAddr: metricsAddr}
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	wg.Go(func() { errs <- proc.Run(ctx) })
+	wg.Go(func() { errs <- harvester.Run(ctx) })
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			all = append(all, err)
+		}
+	}
+	log.Info("cairn stopped: in-flight work finished or handed back, outbox flushed")
+	return errors.Join(all...)
+}
+
+// connectOrEmbed connects to --nats-url, or starts the embedded server and
+// connects through its in-process pipe. The returned stop function shuts the
+// embedded server down (a no-op for an external server).
+func connectOrEmbed(cfg serveConfig, log *slog.Logger) (*nats.Conn, string, func(), error) {
+	handlers := []nats.Option{
+		nats.Name("cairn processor"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("nats disconnected", "error", err) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Warn("nats error", "error", err) }),
+	}
+	if cfg.nats.url != "" {
+		if cfg.nats.creds != "" {
+			handlers = append(handlers, nats.UserCredentials(cfg.nats.creds))
+		}
+		nc, err := nats.Connect(cfg.nats.url, handlers...)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("connect to NATS at %s: %w", cfg.nats.url, err)
+		}
+		return nc, nc.ConnectedUrlRedacted(), func() {}, nil
+	}
+	srv, err := natsrv.Start(natsrv.Config{DataDir: cfg.dataDir, Listen: cfg.listen, ConfigFile: cfg.natsConfig, ReadyTimeout: 15 * time.Second})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	nc, err := srv.Connect(handlers...)
+	if err != nil {
+		srv.Shutdown()
+		return nil, "", nil, fmt.Errorf("connect to the embedded server: %w", err)
+	}
+	url := srv.ClientURL()
+	if url == "" {
+		url = "in-process"
+	}
+	return nc, url, srv.Shutdown, nil
+}
+
+// drain flushes what the connection still holds and closes it.
+func drain(nc *nats.Conn, log *slog.Logger) {
+	done := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(done) })
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		log.Warn("nats drain timed out; closing")
+		nc.Close()
+	}
+}
+
+// readiness lists what /readyz checks: the connection, every stream and
+// bucket, and an outbox relay with nothing long pending.
+func readiness(nc *nats.Conn, js jetstream.JetStream) []telemetry.Check {
+	checks := []telemetry.Check{{Name: "nats", Fn: func(context.Context) error {
+		if !nc.IsConnected() {
+			return fmt.Errorf("not connected (%s)", nc.Status())
+		}
+		return nil
+	}}}
+	for _, s := range topology.StreamConfigs(topology.DefaultOptions()) {
+		checks = append(checks, telemetry.Check{Name: "stream " + s.Name, Fn: func(ctx context.Context) error {
+			_, err := js.Stream(ctx, s.Name)
+			return err
+		}})
+	}
+	for _, b := range []string{topology.BucketHeads, topology.BucketCheckpoints, topology.BucketLedger, topology.BucketFacts} {
+		checks = append(checks, telemetry.Check{Name: "bucket " + b, Fn: func(ctx context.Context) error {
+			_, err := js.KeyValue(ctx, b)
+			return err
+		}})
+	}
+	checks = append(checks, telemetry.Check{Name: "outbox", Fn: outboxCaughtUp(js)})
+	return checks
+}
+
+// outboxCaughtUp checks that no lane head holds outbox records older than
+// outboxLagLimit, i.e. the relay keeps up. It samples at most
+// outboxScanLimit heads so that readiness stays cheap on large fleets.
+func outboxCaughtUp(js jetstream.JetStream) func(context.Context) error {
+	return func(ctx context.Context) error {
+		kv, err := js.KeyValue(ctx, topology.BucketHeads)
+		if err != nil {
+			return err
+		}
+		keys, err := kv.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = keys.Stop() }()
+		late, scanned := 0, 0
+		for key := range keys.Keys() {
+			if scanned++; scanned > outboxScanLimit {
+				break
+			}
+			entry, err := kv.Get(ctx, key)
+			if err != nil {
+				continue // deleted meanwhile
+			}
+			var head struct {
+				Outbox []json.RawMessage `json:"outbox"`
+			}
+			if json.Unmarshal(entry.Value(), &head) == nil && len(head.Outbox) > 0 && time.Since(entry.Created()) > outboxLagLimit {
+				late++
+			}
+		}
+		if late > 0 {
+			return fmt.Errorf("%d lane heads hold events unpublished for over %s", late, outboxLagLimit)
+		}
+		return nil
+	}
+}
+
+const (
+	outboxLagLimit  = 30 * time.Second
+	outboxScanLimit = 1000
+)
+
+// mergeEnv combines environment-to-flag maps.
+func mergeEnv(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
