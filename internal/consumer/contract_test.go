@@ -77,8 +77,8 @@ func contractActivate(t *testing.T, e *env) {
 	if ev.num("generation") != 1 || ev.Body["checkpoint"] == nil || ev.str("checkpoint_hash") == "" {
 		t.Fatalf("activated event incomplete: %v", ev.Body)
 	}
-	if ev.Trace == "" {
-		t.Fatal("traceparent not carried")
+	if ev.Trace == "" || ev.Kind != "activated" {
+		t.Fatalf("headers: traceparent %q, kind %q", ev.Trace, ev.Kind)
 	}
 	h := e.head(t, laneOf("act"))
 	if h == nil || h.CheckpointID != "act-1" || h.Generation != 1 || h.HeadHash != ev.str("checkpoint_hash") {

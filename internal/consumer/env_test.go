@@ -249,6 +249,7 @@ type event struct {
 	Subject string
 	MsgID   string
 	Trace   string
+	Kind    string
 	Body    map[string]any
 }
 
@@ -288,7 +289,7 @@ func (e *env) streamEvents(t testing.TB, stream string) []event {
 			if err := json.Unmarshal(m.Data, &body); err != nil {
 				return err
 			}
-			out = append(out, event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Trace: m.Header.Get(topology.HeaderTraceparent), Body: body})
+			out = append(out, event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Trace: m.Header.Get(topology.HeaderTraceparent), Kind: m.Header.Get(topology.HeaderEventKind), Body: body})
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package consumer
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -78,13 +79,14 @@ type failedEvent struct {
 	StreamSequence uint64         `json:"stream_sequence"`
 }
 
-// record wraps an event payload as an outbox record with its headers.
+// record wraps an event payload as an outbox record with its headers: the
+// event kind (the subject's last token) and the request's traceparent.
 func record(subject, id string, payload any, traceparent string) (outbox.Record, error) {
 	data, err := json.Marshal(payload)
 	if err != nil {
 		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)
 	}
-	h := map[string]string{topology.HeaderEventKind: subject}
+	h := map[string]string{topology.HeaderEventKind: subject[strings.LastIndexByte(subject, '.')+1:]}
 	if traceparent != "" {
 		h[topology.HeaderTraceparent] = traceparent
 	}
