@@ -109,6 +109,9 @@ type Request struct {
 	Focus                    *string         `json:"focus,omitempty"`
 	StructuralPressure       bool            `json:"structural_pressure,omitempty"`
 	Accounting               json.RawMessage `json:"accounting,omitempty"`
+	// AntiThrash is the lane's automatic-compaction state. The service keeps
+	// it in the lane head and ignores this field; `processor compact` reads it.
+	AntiThrash               json.RawMessage `json:"anti_thrash,omitempty"`
 	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction,omitempty"`
 	DeadlineAt               *time.Time      `json:"deadline_at,omitempty"`
 	Scope                    *Scope          `json:"scope,omitempty"`
