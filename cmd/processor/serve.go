@@ -33,6 +33,7 @@ type serveConfig struct {
 
 	processor   consumer.Config
 	harvest     facts.Config
+	harvestBy   harvestFlags
 	summarizer  string
 	model       modelFlags
 	metricsAddr string
@@ -66,6 +67,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.harvest.Workers, "harvest-workers", c.harvest.Workers, "harvest jobs processed at once")
 	fs.IntVar(&c.harvest.MaxFacts, "harvest-max-facts", c.harvest.MaxFacts, "facts stored per harvest")
 	fs.StringVar(&c.harvest.MemoryDir, "memory-dir", "", "also append harvested facts to <dir>/<scope>/MEMORY.md")
+	c.harvestBy.register(fs)
 
 	fs.StringVar(&c.summarizer, "summarizer", "offline", "summarizer: offline (no model) or openai (any OpenAI-compatible endpoint)")
 	c.model.register(fs)
@@ -134,6 +136,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	factStore := facts.NewStore(stores.Facts, nil)
 	cfg.harvest.Logger = log
+	if cfg.harvest.Extractors, err = cfg.harvestBy.router(cfg.model, cfg.harvest.MaxFacts); err != nil {
+		return err
+	}
 	cfg.harvest.Metrics = metrics
 	harvester, err := facts.NewWorker(js, factStore, cfg.harvest)
 	if err != nil {
