@@ -58,7 +58,6 @@ func freeAddr(t *testing.T) string {
 // service is a running `processor serve`.
 type service struct {
 	cmd     *exec.Cmd
-	natsURL string
 	metrics string
 	logs    *bytes.Buffer
 	done    chan error
