@@ -1,0 +1,95 @@
+// Package rawjson appends JSON values exactly as encoding/json.Marshal
+// writes them, without re-scanning embedded JSON that Cairn produced itself.
+//
+// encoding/json validates and compacts every json.RawMessage it encodes.
+// Cairn's stored values (ledger entries, lane heads, checkpoints, outbox
+// records) embed checkpoints and event payloads of tens of kilobytes that
+// were encoded moments before, so that second scan is most of the cost of
+// writing them. The helpers here produce the same bytes as json.Marshal
+// (HTML escaping included) and fall back to it whenever a value needs any
+// rewriting, so the fast path never changes what is stored.
+package rawjson
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// AppendString appends s as json.Marshal encodes a string.
+func AppendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always encodes
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// AppendInt appends n.
+func AppendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
+
+// AppendBool appends b.
+func AppendBool(dst []byte, b bool) []byte { return strconv.AppendBool(dst, b) }
+
+// AppendTime appends t as time.Time's MarshalJSON writes it.
+func AppendTime(dst []byte, t time.Time) ([]byte, error) {
+	b, err := t.MarshalJSON()
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// AppendRaw appends the JSON value raw as json.Marshal encodes a
+// json.RawMessage: "null" when empty; raw itself when it is already compact
+// and needs no HTML escaping; otherwise whatever json.Marshal makes of it
+// (compacted and escaped, or its error for invalid JSON).
+func AppendRaw(dst []byte, raw []byte) ([]byte, error) {
+	if len(raw) == 0 {
+		return append(dst, "null"...), nil
+	}
+	if plain(raw) {
+		return append(dst, raw...), nil
+	}
+	b, err := json.Marshal(json.RawMessage(raw))
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// plain reports whether raw has no insignificant whitespace and nothing
+// json.Marshal escapes for HTML ('<', '>', '&', U+2028, U+2029). It does
+// not validate; a raw value that is not plain goes through json.Marshal,
+// which does.
+func plain(raw []byte) bool {
+	if c := raw[0]; c != '{' && c != '[' && c != '"' && c != 't' && c != 'f' && c != 'n' && c != '-' && (c < '0' || c > '9') {
+		return false
+	}
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
+			return false
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return false
+		}
+	}
+	return !inString
+}
