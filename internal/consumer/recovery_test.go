@@ -123,9 +123,14 @@ func TestTransientFailureEndsInProviderUnavailable(t *testing.T) {
 		}
 		return fmt.Errorf("resend not activated yet")
 	})
-	if en := e.ledgerEntry(t, spec.id); en.State != ledger.Activated || en.Round != 1 {
-		t.Fatalf("ledger after reopen: state %s round %d", en.State, en.Round)
-	}
+	// The event is published before the ledger records the outcome, so the
+	// ledger may lag the event by a moment.
+	testenv.Eventually(t, waitLong, func() error {
+		if en := e.ledgerEntry(t, spec.id); en.State != ledger.Activated || en.Round != 1 {
+			return fmt.Errorf("ledger after reopen: state %s round %d", en.State, en.Round)
+		}
+		return nil
+	})
 }
 
 // The processor re-creates its durable consumer when it is deleted, and
