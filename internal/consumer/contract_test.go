@@ -99,9 +99,13 @@ func contractActivate(t *testing.T, e *env) {
 	if job == nil || job.str("conversation_id") != "thread-act" || job.str("transcript") == "" {
 		t.Fatalf("harvest job missing or incomplete: %+v", job)
 	}
-	if en := e.ledgerEntry(t, "act-1"); en.State != ledger.Activated || en.Outcome == nil || en.Outcome.EventID != "act-1:activated" {
-		t.Fatalf("ledger: %+v", en)
-	}
+	// Events go out before the ledger records the outcome: poll.
+	testenv.Eventually(t, waitLong, func() error {
+		if en := e.ledgerEntry(t, "act-1"); en.State != ledger.Activated || en.Outcome == nil || en.Outcome.EventID != "act-1:activated" {
+			return fmt.Errorf("ledger: %+v", en)
+		}
+		return nil
+	})
 }
 
 func contractRepeat(t *testing.T, e *env) {
