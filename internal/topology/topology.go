@@ -8,19 +8,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Subjects. They are the public contract documented in subjects.md.
+// Subjects: the public contract of package events, documented in subjects.md.
 const (
-	SubjectRequested     = "conversation.compact.requested"
-	SubjectActivated     = "conversation.compact.activated"
-	SubjectSkipped       = "conversation.compact.skipped"
-	SubjectFailed        = "conversation.compact.failed"
-	SubjectHarvest       = "conversation.memory.harvest"
-	SubjectFlushed       = "conversation.memory.flushed"
-	SubjectMemoryFailed  = "conversation.memory.failed"
+	SubjectRequested    = events.SubjectRequested
+	SubjectActivated    = events.SubjectActivated
+	SubjectSkipped      = events.SubjectSkipped
+	SubjectFailed       = events.SubjectFailed
+	SubjectHarvest      = events.SubjectHarvest
+	SubjectFlushed      = events.SubjectFlushed
+	SubjectMemoryFailed = events.SubjectMemoryFailed
+)
+
+const (
 	advisoryMaxDeliver   = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES"
 	advisoryTerminated   = "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED"
 	defaultDuplicates    = 20 * time.Minute
@@ -30,10 +34,10 @@ const (
 
 // Streams.
 const (
-	StreamRequests   = "COMPACT_REQUESTS"
-	StreamEvents     = "COMPACT_EVENTS"
-	StreamHarvest    = "MEMORY_HARVEST"
-	StreamMemory     = "MEMORY_EVENTS"
+	StreamRequests   = events.StreamRequests
+	StreamEvents     = events.StreamEvents
+	StreamHarvest    = events.StreamHarvest
+	StreamMemory     = events.StreamMemory
 	StreamDeadLetter = "CAIRN_DEADLETTER"
 )
 
@@ -43,7 +47,7 @@ const (
 	BucketCheckpoints = "cairn_checkpoints"
 	BucketLedger      = "cairn_ledger"
 	BucketFacts       = "cairn_facts"
-	ObjectLanes       = "cairn_lanes"
+	ObjectLanes       = events.LanesBucket
 	ObjectArtifacts   = "cairn_artifacts"
 )
 
