@@ -293,3 +293,22 @@ func testenvConn(t *testing.T, url string) *nats.Conn {
 	t.Cleanup(nc.Close)
 	return nc
 }
+
+// TestBenchReportsEveryRequest runs a small bench as a user would.
+func TestBenchReportsEveryRequest(t *testing.T) {
+	code, out, errOut := cli(t, "bench", "--requests", "6", "--events", "40", "--workers", "2", "--model-latency", "20ms", "--json")
+	if code != 0 {
+		t.Fatalf("bench: exit %d: %s %s", code, out, errOut)
+	}
+	var r struct {
+		Requests, Activated, Failed int
+		PerSecond                   float64   `json:"requests_per_second"`
+		RSS                         []float64 `json:"rss_mib"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r.Requests != 6 || r.Activated != 6 || r.Failed != 0 || r.PerSecond <= 0 || len(r.RSS) == 0 {
+		t.Fatalf("report %+v", r)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/consumer"
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/natsrv"
 	"github.com/cairnhq/cairn/internal/telemetry"
@@ -39,6 +40,9 @@ type serveConfig struct {
 	metricsAddr string
 	log         logFlags
 	ready       chan<- serveInfo // tests: told the addresses once serving
+	// wrapSummarizer, when set, wraps the configured summarizer (bench adds
+	// a fixed model latency).
+	wrapSummarizer func(engine.Summarizer) engine.Summarizer
 }
 
 // serveInfo tells tests where a started service listens.
@@ -126,6 +130,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	summarizer, err := newSummarizer(cfg.summarizer, cfg.model)
 	if err != nil {
 		return err
+	}
+	if cfg.wrapSummarizer != nil {
+		summarizer = cfg.wrapSummarizer(summarizer)
 	}
 	metrics := telemetry.NewMetrics()
 	proc, err := consumer.New(cfg.processor, consumer.Deps{

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/lanegen"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func init() {
+	register(command{name: "bench", summary: "measure requests/s, latency and memory on an embedded server", run: runBench})
+}
+
+// benchConfig is what `processor bench` measures.
+type benchConfig struct {
+	requests     int
+	events       int
+	workers      int
+	modelLatency time.Duration
+	timeout      time.Duration
+}
+
+// benchReport is the outcome of one run.
+type benchReport struct {
+	Requests      int           `json:"requests"`
+	Activated     int           `json:"activated"`
+	Failed        int           `json:"failed"`
+	Workers       int           `json:"workers"`
+	ModelLatency  time.Duration `json:"model_latency_ns"`
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	PerSecond     float64       `json:"requests_per_second"`
+	P50, P99      time.Duration `json:"-"`
+	P50ms, P99ms  float64
+	RSSSamplesMiB []float64 `json:"rss_mib"`
+}
+
+func runBench(ctx context.Context, args []string, io stdio) int {
+	fs := newFlagSet("bench", "bench [flags]", io)
+	var c benchConfig
+	fs.IntVar(&c.requests, "requests", 300, "requests to publish, one lane each")
+	fs.IntVar(&c.events, "events", 200, "events per generated lane")
+	fs.IntVar(&c.workers, "workers", 8, "processor workers")
+	fs.DurationVar(&c.modelLatency, "model-latency", 0, "add this fixed latency to every summarizer call (a stand-in for a model)")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "give up after this long")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if ok, code := parseFlags(fs, args, nil); !ok {
+		return code
+	}
+	if c.requests < 1 || c.events < 8 || c.workers < 1 {
+		fmt.Fprintln(io.err, "processor bench: --requests ≥ 1, --events ≥ 8 and --workers ≥ 1")
+		return 2
+	}
+	ctx, cancel := withTimeout(ctx, c.timeout)
+	defer cancel()
+	report, err := bench(ctx, c, io.err)
+	if err != nil {
+		return fail(io, err)
+	}
+	if *asJSON {
+		printJSON(io.out, report)
+		return 0
+	}
+	fmt.Fprintf(io.out, "%d requests (%d events each), %d workers, model latency %s\n", report.Requests, c.events, report.Workers, report.ModelLatency)
+	fmt.Fprintf(io.out, "  activated %d, failed %d in %s: %.1f requests/s\n", report.Activated, report.Failed, report.Elapsed.Round(time.Millisecond), report.PerSecond)
+	fmt.Fprintf(io.out, "  publish → activated latency: p50 %.1f ms, p99 %.1f ms\n", report.P50ms, report.P99ms)
+	if c.modelLatency > 0 {
+		ideal := float64(c.workers) / c.modelLatency.Seconds()
+		fmt.Fprintf(io.out, "  %.2f of the no-head-of-line-blocking ideal (workers / latency = %.1f/s)\n", report.PerSecond/ideal, ideal)
+	}
+	fmt.Fprintf(io.out, "  resident memory (MiB) over the run: %s\n", formatSamples(report.RSSSamplesMiB))
+	return 0
+}
+
+func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport, error) {
+	bodies := make([][]byte, c.requests)
+	ids := make([]string, c.requests)
+	for i := range bodies {
+		ids[i] = fmt.Sprintf("bench-%d", i)
+		bodies[i] = lanegen.RequestJSON(lanegen.RequestOptions{
+			RequestID: ids[i],
+			Lane:      lanegen.Options{Events: c.events, Seed: uint64(i + 1), RunAgentID: fmt.Sprintf("bench-agent-%d", i)},
+		})
+	}
+	dir, err := os.MkdirTemp("", "cairn-bench-")
+	if err != nil {
+		return benchReport{}, err
+	}
+	defer os.RemoveAll(dir)
+	ready := make(chan serveInfo, 1)
+	served := make(chan error, 1)
+	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
+	cfg := demoConfig(dir, ready)
+	cfg.processor.Workers = c.workers
+	cfg.wrapSummarizer = func(s engine.Summarizer) engine.Summarizer { return delayed{s, c.modelLatency} }
+	go func() { served <- serve(serveCtx, cfg, slog.New(slog.DiscardHandler)) }()
+	defer func() { stopServe(); <-served }()
+	var info serveInfo
+	select {
+	case info = <-ready:
+	case err := <-served:
+		return benchReport{}, fmt.Errorf("the service did not start: %w", err)
+	}
+	nc, err := nats.Connect(info.NATSURL)
+	if err != nil {
+		return benchReport{}, err
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	fmt.Fprintf(progress, "publishing %d requests ...\n", c.requests)
+	return measure(ctx, js, c, ids, bodies)
+}
+
+// measure publishes every request at once and times each one's outcome.
+func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []string, bodies [][]byte) (benchReport, error) {
+	var mu sync.Mutex
+	published := make(map[string]time.Time, len(ids))
+	latencies := make([]time.Duration, 0, len(ids))
+	report := benchReport{Requests: len(ids), Workers: c.workers, ModelLatency: c.modelLatency}
+	rss := newRSSSampler()
+	defer rss.stop()
+
+	start := time.Now()
+	followCtx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	followed := make(chan error, 1)
+	go func() {
+		followed <- events.Follow(followCtx, js, events.FollowOptions{StartTime: &start}, func(ev events.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			t0, ok := published[ev.RequestID()]
+			if !ok {
+				return nil
+			}
+			delete(published, ev.RequestID())
+			latencies = append(latencies, time.Since(t0))
+			if ev.Activated != nil {
+				report.Activated++
+			} else {
+				report.Failed++
+			}
+			if len(latencies) == len(ids) {
+				return errStop
+			}
+			return nil
+		})
+	}()
+	for i, body := range bodies {
+		mu.Lock()
+		published[ids[i]] = time.Now()
+		mu.Unlock()
+		if _, err := events.PublishRaw(ctx, js, ids[i], body, ""); err != nil {
+			return report, err
+		}
+	}
+	if err := <-followed; !errors.Is(err, errStop) {
+		return report, fmt.Errorf("waiting for outcomes: %w (%d of %d arrived)", err, len(latencies), len(ids))
+	}
+	report.Elapsed = time.Since(start)
+	report.PerSecond = float64(len(ids)) / report.Elapsed.Seconds()
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	report.P50, report.P99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
+	report.P50ms, report.P99ms = float64(report.P50.Microseconds())/1000, float64(report.P99.Microseconds())/1000
+	report.RSSSamplesMiB = rss.stop()
+	return report, nil
+}
+
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+// delayed adds a fixed latency to every summarizer call, honouring ctx.
+type delayed struct {
+	engine.Summarizer
+	latency time.Duration
+}
+
+func (d delayed) Summarize(ctx context.Context, p engine.Payload) (engine.Summary, error) {
+	if d.latency > 0 {
+		t := time.NewTimer(d.latency)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return engine.Summary{}, ctx.Err()
+		}
+	}
+	return d.Summarizer.Summarize(ctx, p)
+}
+
+// rssSampler reads the process's resident memory once a second.
+type rssSampler struct {
+	mu      sync.Mutex
+	samples []float64
+	done    chan struct{}
+	once    sync.Once
+}
+
+func newRSSSampler() *rssSampler {
+	s := &rssSampler{done: make(chan struct{})}
+	s.sample()
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				s.sample()
+			case <-s.done:
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *rssSampler) sample() {
+	if mib, ok := residentMiB(); ok {
+		s.mu.Lock()
+		s.samples = append(s.samples, mib)
+		s.mu.Unlock()
+	}
+}
+
+func (s *rssSampler) stop() []float64 {
+	s.once.Do(func() { s.sample(); close(s.done) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]float64(nil), s.samples...)
+}
+
+// residentMiB reads VmRSS from /proc (Linux only).
+func residentMiB() (float64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024, err == nil
+		}
+	}
+	return 0, false
+}
+
+func formatSamples(s []float64) string {
+	if len(s) == 0 {
+		return "unavailable"
+	}
+	parts := make([]string, 0, len(s))
+	step := max(1, len(s)/12) // at most about a dozen numbers
+	for i := 0; i < len(s); i += step {
+		parts = append(parts, strconv.FormatFloat(s[i], 'f', 0, 64))
+	}
+	return strings.Join(parts, " ")
+}
