@@ -26,7 +26,13 @@ func (p *Processor) loadEvents(ctx context.Context, req *envelope) (json.RawMess
 			return nil, err
 		}
 	}
-	n, err := countArray(raw, maxEvents)
+	var n int
+	var err error
+	if req.EventsObject == nil || json.Valid(raw) {
+		n, err = countValidArray(raw, maxEvents)
+	} else {
+		n, err = countArray(raw, maxEvents)
+	}
 	if err != nil {
 		return nil, errcode.Wrap(errcode.InvalidRequest, "events must be an array", err)
 	}
@@ -62,6 +68,57 @@ func countArray(raw []byte, limit int) (int, error) {
 	_, err = dec.Token()
 	return n, err
 }
+
+// countValidArray is countArray for raw known to be valid JSON (inline
+// events were checked when the envelope was decoded, an object's bytes by
+// json.Valid): it counts the array's top-level elements in one pass over
+// the bytes, without a decoder.
+func countValidArray(raw []byte, limit int) (int, error) {
+	i := 0
+	for i < len(raw) && isSpace(raw[i]) {
+		i++
+	}
+	if i == len(raw) || raw[i] != '[' {
+		return 0, errors.New("not an array")
+	}
+	n, depth, inString, expect := 0, 0, false, false
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+			continue
+		}
+		if isSpace(c) {
+			continue
+		}
+		if expect && depth == 1 && c != ']' {
+			if n++; n > limit {
+				return n, nil
+			}
+		}
+		expect = false
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+			expect = depth == 1
+		case ']', '}':
+			if depth--; depth == 0 {
+				return n, nil
+			}
+		case ',':
+			expect = depth == 1
+		}
+	}
+	return 0, errors.New("unterminated array")
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func (p *Processor) readEventsObject(ctx context.Context, name string) (json.RawMessage, error) {
 	missing := func(err error) error {

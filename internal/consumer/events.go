@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/rawjson"
 	"github.com/cairnhq/cairn/internal/topology"
 )
 
@@ -86,11 +88,38 @@ func record(subject, id string, payload any, traceparent string) (outbox.Record,
 	if err != nil {
 		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)
 	}
+	return newRecord(subject, id, data, traceparent), nil
+}
+
+func newRecord(subject, id string, data json.RawMessage, traceparent string) outbox.Record {
 	h := map[string]string{topology.HeaderEventKind: subject[strings.LastIndexByte(subject, '.')+1:]}
 	if traceparent != "" {
 		h[topology.HeaderTraceparent] = traceparent
 	}
-	return outbox.Record{Subject: subject, EventID: id, Headers: h, Payload: data}, nil
+	return outbox.Record{Subject: subject, EventID: id, Headers: h, Payload: data}
+}
+
+// encode is json.Marshal(ev) without re-scanning the checkpoint, the
+// event's largest member: the event is encoded with a null checkpoint (its
+// last member) and the checkpoint is appended in its place (see package
+// rawjson).
+func (ev activatedEvent) encode() (json.RawMessage, error) {
+	cp := ev.Checkpoint
+	ev.Checkpoint = nil
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "encode event", err)
+	}
+	const tail = `"checkpoint":null}`
+	if !bytes.HasSuffix(data, []byte(tail)) {
+		return nil, errcode.New(errcode.Internal, "encode event: checkpoint is not the last member")
+	}
+	out := make([]byte, 0, len(data)+len(cp))
+	out = append(out, data[:len(data)-len("null}")]...)
+	if out, err = rawjson.AppendRaw(out, cp); err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "encode event", err)
+	}
+	return append(out, '}'), nil
 }
 
 func nullable(s string) *string {
