@@ -209,13 +209,20 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, events json
 		RetainedEventIDs: nonNil(res.RetainedEventIDs), ArtifactIDs: nonNil(res.ArtifactIDs),
 		ProviderUsage: usageWithAttempts(res.ProviderUsage, attempts), Checkpoint: res.Checkpoint,
 	}
-	activated, err := record(topology.SubjectActivated, id, ev, d.traceparent)
+	payload, err := ev.encode()
 	if err != nil {
 		return nil, err
 	}
+	activated := newRecord(topology.SubjectActivated, id, payload, d.traceparent)
 	records := []outbox.Record{activated}
 	if res.Status == StatusCompacted && req.wantsHarvest() && len(res.CutEventIDs) > 0 {
-		job, err := buildHarvestRecord(req, req.RequestID, events, res.CutEventIDs, d.traceparent)
+		var job outbox.Record
+		var err error
+		if res.CutEntries != nil {
+			job, err = harvestRecord(req, req.RequestID, res.CutEntries, d.traceparent)
+		} else {
+			job, err = buildHarvestRecord(req, req.RequestID, events, res.CutEventIDs, d.traceparent)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -333,7 +340,7 @@ func (p *Processor) deliverOutbox(ctx context.Context, lane lanes.Lane, written 
 	}
 	cleared := *written
 	cleared.Outbox = []outbox.Record{}
-	value, err := json.Marshal(&cleared)
+	value, err := cleared.Encode()
 	if err != nil {
 		return err
 	}

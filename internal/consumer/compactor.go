@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/facts"
 )
 
 // Compactor runs the compaction engine for one request. The processor owns
@@ -57,6 +58,11 @@ type Result struct {
 	// CutEventIDs are the events the summary replaced (the summarized prefix),
 	// in order; the harvest job is built from their original form.
 	CutEventIDs []string
+	// CutEntries, when the compactor has the request's events decoded, are
+	// the cut events in their original form (id, role, content, tool name),
+	// in CutEventIDs' order, for the harvest transcript; nil makes the
+	// processor decode them from the events.
+	CutEntries []facts.Entry
 }
 
 // Result statuses.

@@ -23,9 +23,25 @@ type transcriptEvent struct {
 // bounds and redacts the transcript; the record's id is the job's message
 // id, unique on (conversation_id, head_entry_id).
 func buildHarvestRecord(req *envelope, checkpointID string, events json.RawMessage, cutIDs []string, traceparent string) (outbox.Record, error) {
+	entries, err := cutEntries(events, cutIDs)
+	if err != nil {
+		return outbox.Record{}, err
+	}
+	return harvestRecord(req, checkpointID, entries, traceparent)
+}
+
+// harvestRecord builds the harvest job record of the cut entries.
+func harvestRecord(req *envelope, checkpointID string, entries []facts.Entry, traceparent string) (outbox.Record, error) {
+	scope := req.harvestScope()
+	job := facts.BuildJob(req.ThreadID, checkpointID, facts.Scope{Kind: scope.Kind, ID: scope.ID}, entries)
+	return record(topology.SubjectHarvest, job.MsgID(), job, traceparent)
+}
+
+// cutEntries decodes the cut events of the events array, in order.
+func cutEntries(events json.RawMessage, cutIDs []string) ([]facts.Entry, error) {
 	var all []transcriptEvent
 	if err := json.Unmarshal(events, &all); err != nil {
-		return outbox.Record{}, errcode.Wrap(errcode.InvalidRequest, "events are not an array of objects", err)
+		return nil, errcode.Wrap(errcode.InvalidRequest, "events are not an array of objects", err)
 	}
 	cut := make(map[string]bool, len(cutIDs))
 	for _, id := range cutIDs {
@@ -45,7 +61,5 @@ func buildHarvestRecord(req *envelope, checkpointID string, events json.RawMessa
 		}
 		entries = append(entries, entry)
 	}
-	scope := req.harvestScope()
-	job := facts.BuildJob(req.ThreadID, checkpointID, facts.Scope{Kind: scope.Kind, ID: scope.ID}, entries)
-	return record(topology.SubjectHarvest, job.MsgID(), job, traceparent)
+	return entries, nil
 }
