@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
@@ -27,17 +28,23 @@ import (
 func (p *Processor) dedupe(next handler) handler {
 	return func(ctx context.Context, d *delivery) error {
 		hash := ledger.ContentHash(d.body)
+		// Most requests are new: create their entry first and read the
+		// existing one only when the create finds it.
+		started := &ledger.Entry{RequestID: d.req.RequestID, ContentHash: hash, State: ledger.Started, UpdatedAt: p.now()}
+		rev, err := p.ledger.Put(ctx, started, 0)
+		if err == nil {
+			d.setEntry(started, rev)
+			return next(ctx, d)
+		}
+		if !errors.Is(err, ledger.ErrConflict) {
+			return err
+		}
 		entry, rev, err := p.ledger.Get(ctx, d.req.RequestID)
 		if err != nil {
 			return err
 		}
 		if entry == nil {
-			entry = &ledger.Entry{RequestID: d.req.RequestID, ContentHash: hash, State: ledger.Started, UpdatedAt: p.now()}
-			if rev, err = p.ledger.Put(ctx, entry, 0); err != nil {
-				return err
-			}
-			d.setEntry(entry, rev)
-			return next(ctx, d)
+			return fmt.Errorf("consumer: ledger entry of %s was removed concurrently: %w", d.req.RequestID, ledger.ErrConflict)
 		}
 		if entry.ContentHash != hash {
 			d.conflict = true
