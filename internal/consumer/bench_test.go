@@ -277,3 +277,23 @@ func BenchmarkSlowModel200msSmallLanes(b *testing.B) {
 	})
 	b.ReportMetric(rps/(32/0.2), "of_ideal")
 }
+
+// BenchmarkEngineCompactor is the engine's share of one benchmark request
+// (24 events, offline summarizer) without NATS: decode, compact, result.
+func BenchmarkEngineCompactor(b *testing.B) {
+	body := engineBody(b, "eng-0", "eng", "", 24, nil)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		b.Fatal(err)
+	}
+	in := Input{Body: body, Events: m["events"]}
+	s := offline.New(offline.DefaultOptions())
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := EngineCompactor{}.Compact(context.Background(), in, s, now)
+		if err != nil || res.Status != StatusCompacted {
+			b.Fatal(res, err)
+		}
+	}
+}
