@@ -53,9 +53,9 @@ func (e *attemptInFlight) Error() string {
 
 // transientCodes are typed failures that a later delivery may not repeat
 // (the model was unavailable). Every other typed error is permanent unless it
-// says Retryable: bad input, contract violations and lost races.
+// says Retryable: bad input, contract violations, lost races, and a provider
+// that refused the call (compaction_provider_error from a 400/401/403/404).
 var transientCodes = map[string]bool{
-	errcode.ProviderError:       true,
 	errcode.ProviderUnavailable: true,
 }
 

@@ -16,6 +16,8 @@ func TestClassify(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	backoff := []time.Duration{time.Second, 5 * time.Second}
 	retryable := errcode.New(errcode.Internal, "x")
+	retryableProvider := errcode.New(errcode.ProviderError, "x")
+	retryableProvider.Retryable = true
 	retryable.Retryable = true
 	cases := []struct {
 		name      string
@@ -40,16 +42,18 @@ func TestClassify(t *testing.T) {
 		{"uncertain fail mode", errcode.New(errcode.ProviderAttemptUncertain, "x"), 1, Term, errcode.ProviderAttemptUncertain, 0},
 		{"ineffective", errcode.New(errcode.Ineffective, "x"), 1, Term, errcode.Ineffective, 0},
 		{"internal", errcode.New(errcode.Internal, "x"), 1, Term, errcode.Internal, 0},
-		{"provider error first", errcode.New(errcode.ProviderError, "x"), 1, Nak, "", time.Second},
-		{"provider error second", errcode.New(errcode.ProviderError, "x"), 2, Nak, "", 5 * time.Second},
-		{"provider error later repeats last", errcode.New(errcode.ProviderError, "x"), 3, Nak, "", 5 * time.Second},
+		{"provider refused (401, 400)", errcode.New(errcode.ProviderError, "x"), 1, Term, errcode.ProviderError, 0},
+		{"provider failed first", retryableProvider, 1, Nak, "", time.Second},
+		{"provider failed second", retryableProvider, 2, Nak, "", 5 * time.Second},
+		{"provider failed later repeats last", retryableProvider, 3, Nak, "", 5 * time.Second},
+		{"provider unavailable", errcode.New(errcode.ProviderUnavailable, "x"), 1, Nak, "", time.Second},
 		{"retryable typed", retryable, 1, Nak, "", time.Second},
 		{"nats hiccup", errors.New("nats: timeout"), 1, Nak, "", time.Second},
 		{"model timeout", context.DeadlineExceeded, 2, Nak, "", 5 * time.Second},
 		{"ledger race", fmt.Errorf("w: %w", ledger.ErrConflict), 1, Nak, "", time.Second},
 		{"head contention", fmt.Errorf("w: %w", lanes.ErrConflict), 1, Nak, "", time.Second},
 		{"transient on last delivery", errors.New("nats: timeout"), 4, Term, errcode.ProviderUnavailable, 0},
-		{"provider error on last delivery", errcode.New(errcode.ProviderError, "x"), 4, Term, errcode.ProviderUnavailable, 0},
+		{"provider failed on last delivery", retryableProvider, 4, Term, errcode.ProviderUnavailable, 0},
 		{"attempt in flight", &attemptInFlight{until: now.Add(30 * time.Second)}, 2, Nak, "", 31 * time.Second},
 		{"attempt in flight, past", &attemptInFlight{until: now.Add(-time.Second)}, 2, Nak, "", time.Second},
 		{"attempt in flight on last delivery", &attemptInFlight{until: now.Add(time.Minute)}, 4, Term, errcode.ProviderAttemptUncertain, 0},

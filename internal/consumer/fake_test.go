@@ -56,7 +56,9 @@ func (testCompactor) Compact(ctx context.Context, in Input, s engine.Summarizer,
 		if errcode.As(err) != nil {
 			return nil, err
 		}
-		return nil, errcode.Wrap(errcode.ProviderError, "summarizer failed", err)
+		e := errcode.Wrap(errcode.ProviderError, "summarizer failed", err)
+		e.Retryable = true // as the engine marks an untyped model failure
+		return nil, e
 	}
 	var previous any
 	if len(in.PreviousSemantic) > 0 {

@@ -103,3 +103,26 @@ func TestModelDownEndsInProviderUnavailable(t *testing.T) {
 		return nil
 	})
 }
+
+// A provider that refuses the call (401) is not retried: the request fails
+// at once with compaction_provider_error, and the model is called once.
+func TestModelRefusalFailsWithoutRetry(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	f := testenv.OpenAI(t)
+	f.SetDefault(testenv.ReplyError(401, "invalid api key"))
+	cfg := testConfig()
+	cfg.MaxDeliver = 4
+	e.start(t, cfg, EngineCompactor{}, modelSummarizer(t, f))
+	e.publish(t, engineBody(t, "model-3", "model3", "", 40, nil), "model-3")
+	ev := onlyEvent(t, e.awaitOutcome(t, "model-3"))
+	if ev.code() != errcode.ProviderError {
+		t.Fatalf("got %v", ev.Body)
+	}
+	if errObj, _ := ev.Body["error"].(map[string]any); errObj["retryable"] != false {
+		t.Fatalf("a refusal must not be retryable: %v", errObj)
+	}
+	if n := len(f.Requests()); n != 1 {
+		t.Fatalf("model called %d times, want 1", n)
+	}
+}

@@ -458,7 +458,11 @@ func (c *compaction) summarize(p Payload) (sum Summary, err error) {
 		if errcode.As(err) != nil {
 			return Summary{}, err
 		}
-		return Summary{}, errcode.Wrap(errcode.ProviderError, "compaction model failed", err)
+		// An untyped failure at the model boundary (a network error, a
+		// timeout) may pass: the caller may retry it.
+		e := errcode.Wrap(errcode.ProviderError, "compaction model failed", err)
+		e.Retryable = true
+		return Summary{}, e
 	}
 	return sum, nil
 }

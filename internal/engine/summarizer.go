@@ -13,8 +13,9 @@ const PayloadSchemaVersion = "compaction_input_v1"
 // model boundary (engine.md 9.11).
 //
 // Implementations enforce their own deadlines and honour ctx. An error that is
-// an *errcode.Error is passed through unchanged; any other error, and any
-// panic, becomes compaction_provider_error. Output may be a *semantic.Semantic,
+// an *errcode.Error is passed through unchanged (its Retryable flag decides
+// whether the service retries); any other error becomes a retryable
+// compaction_provider_error, and a panic a permanent one. Output may be a *semantic.Semantic,
 // a decoded JSON object (map[string]any), or a JSON document as string or
 // []byte; the engine validates it against the chunk's sources either way.
 // The payload shares memory with the request (events, previous semantic):
