@@ -44,3 +44,54 @@ func HashBytes(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// EncodeHashWithout returns the canonical encoding of the object m and the
+// hash Hash would return for m without its member omit, from one encoding:
+// the omitted member's bytes are left out of the hashed input. It is for
+// values stored whole but hashed without a member (a checkpoint without its
+// created_at). Any error wraps ErrNotCanonical.
+func EncodeHashWithout(m map[string]any, omit string) ([]byte, string, error) {
+	e := getEncoder()
+	defer putEncoder(e)
+	start := len(e.pairs)
+	for k, v := range m {
+		e.pairs = append(e.pairs, member{k, v})
+	}
+	members := e.pairs[start:]
+	sortMembers(members)
+	defer func() {
+		clear(e.pairs[start:])
+		e.pairs = e.pairs[:start]
+	}()
+	// cut is the omitted member with one adjacent comma: [cutFrom, cutTo).
+	cutFrom, cutTo := -1, -1
+	e.buf = append(e.buf, '{')
+	for i := range members {
+		from := len(e.buf)
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.string(members[i].key); err != nil {
+			return nil, "", err
+		}
+		e.buf = append(e.buf, ':')
+		if err := e.value(members[i].value, 1); err != nil {
+			return nil, "", err
+		}
+		if members[i].key == omit {
+			cutFrom, cutTo = from, len(e.buf)
+			if i == 0 && len(members) > 1 {
+				cutTo++ // the comma that opens the next member
+			}
+		}
+	}
+	e.buf = append(e.buf, '}')
+	h := sha256.New()
+	if cutFrom < 0 {
+		h.Write(e.buf)
+	} else {
+		h.Write(e.buf[:cutFrom])
+		h.Write(e.buf[cutTo:])
+	}
+	return append([]byte(nil), e.buf...), hex.EncodeToString(h.Sum(nil)), nil
+}
