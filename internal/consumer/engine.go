@@ -79,10 +79,7 @@ func resultOf(req *engine.Request, res *engine.Result) (*Result, error) {
 	}
 	cp := res.Checkpoint
 	var err error
-	if out.Checkpoint, err = canonical.Encode(cp.ToMap()); err != nil {
-		return nil, errcode.Wrap(errcode.Internal, "checkpoint is not canonical JSON", err)
-	}
-	if out.CheckpointHash, err = cp.Hash(); err != nil {
+	if out.Checkpoint, out.CheckpointHash, err = cp.EncodeAndHash(); err != nil {
 		return nil, err
 	}
 	if cp.SemanticHash != nil {

@@ -145,6 +145,16 @@ func (c *Checkpoint) Hash() (string, error) {
 	return h, nil
 }
 
+// EncodeAndHash returns the canonical encoding of the persistence map and
+// Hash's value, from one encoding of the map.
+func (c *Checkpoint) EncodeAndHash() ([]byte, string, error) {
+	body, h, err := canonical.EncodeHashWithout(c.ToMap(), "created_at")
+	if err != nil {
+		return nil, "", errcode.Wrap(errcode.Internal, "checkpoint is not canonical JSON", err)
+	}
+	return body, h, nil
+}
+
 // formatCreatedAt is the checkpoint timestamp: UTC, whole seconds, Z.
 func formatCreatedAt(now time.Time) string {
 	return now.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z")

@@ -343,3 +343,26 @@ func TestCT19SemanticSchemaIsClosed(t *testing.T) {
 		t.Fatalf("critical_context.maxItems %v", cc["maxItems"])
 	}
 }
+
+// EncodeAndHash is canonical.Encode of the persistence map and Hash, from
+// one encoding.
+func TestCheckpointEncodeAndHash(t *testing.T) {
+	first := mustCompact(t, fixtureRequest(t), validSummarizer())
+	for _, cp := range []*Checkpoint{first.Checkpoint, mustCompact(t, secondGeneration(t, first), validSummarizer()).Checkpoint} {
+		body, h, err := cp.EncodeAndHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantBody, err := canonical.Encode(cp.ToMap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantHash, err := cp.Hash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(body) != string(wantBody) || h != wantHash {
+			t.Fatalf("got %s %s\nwant %s %s", body, h, wantBody, wantHash)
+		}
+	}
+}
