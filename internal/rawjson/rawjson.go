@@ -74,11 +74,16 @@ func plain(raw []byte) bool {
 	inString := false
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
+		if special[c] == 0 {
+			continue
+		}
 		switch {
 		case c == '<' || c == '>' || c == '&':
 			return false
-		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
-			return false
+		case c == 0xE2:
+			if i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8 {
+				return false
+			}
 		case inString:
 			if c == '\\' {
 				i++
@@ -93,3 +98,11 @@ func plain(raw []byte) bool {
 	}
 	return !inString
 }
+
+// special marks the bytes plain must look at; every other byte is skipped.
+var special = func() (t [256]byte) {
+	for _, c := range []byte{'<', '>', '&', 0xE2, '\\', '"', ' ', '\t', '\n', '\r'} {
+		t[c] = 1
+	}
+	return t
+}()
