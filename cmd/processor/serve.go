@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/natsrv"
+	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/telemetry"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/nats-io/nats.go"
@@ -135,6 +135,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		summarizer = cfg.wrapSummarizer(summarizer)
 	}
 	metrics := telemetry.NewMetrics()
+	cfg.processor.Relay.OnPublish = func(_ outbox.Record, lag time.Duration) { metrics.RelayPublished(lag) }
 	proc, err := consumer.New(cfg.processor, consumer.Deps{
 		JS: js, Stores: stores, Compactor: consumer.EngineCompactor{}, Summarizer: summarizer, Logger: log, Metrics: metrics,
 	})
@@ -154,7 +155,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	metricsAddr := ""
 	if cfg.metricsAddr != "none" {
-		srv, err := telemetry.Listen(cfg.metricsAddr, telemetry.Handler(metrics, readiness(nc, js)))
+		srv, err := telemetry.Listen(cfg.metricsAddr, telemetry.Handler(metrics, readiness(nc, js, proc.Relay(), metrics)))
 		if err != nil {
 			return err
 		}
@@ -241,8 +242,8 @@ func drain(nc *nats.Conn, log *slog.Logger) {
 }
 
 // readiness lists what /readyz checks: the connection, every stream and
-// bucket, and an outbox relay with nothing long pending.
-func readiness(nc *nats.Conn, js jetstream.JetStream) []telemetry.Check {
+// bucket, and an outbox relay with nothing left unpublished for long.
+func readiness(nc *nats.Conn, js jetstream.JetStream, relay *outbox.Relay, m *telemetry.Metrics) []telemetry.Check {
 	checks := []telemetry.Check{{Name: "nats", Fn: func(context.Context) error {
 		if !nc.IsConnected() {
 			return fmt.Errorf("not connected (%s)", nc.Status())
@@ -261,51 +262,19 @@ func readiness(nc *nats.Conn, js jetstream.JetStream) []telemetry.Check {
 			return err
 		}})
 	}
-	checks = append(checks, telemetry.Check{Name: "outbox", Fn: outboxCaughtUp(js)})
-	return checks
-}
-
-// outboxCaughtUp checks that no lane head holds outbox records older than
-// outboxLagLimit, i.e. the relay keeps up. It samples at most
-// outboxScanLimit heads so that readiness stays cheap on large fleets.
-func outboxCaughtUp(js jetstream.JetStream) func(context.Context) error {
-	return func(ctx context.Context) error {
-		kv, err := js.KeyValue(ctx, topology.BucketHeads)
-		if err != nil {
-			return err
-		}
-		keys, err := kv.ListKeys(ctx)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = keys.Stop() }()
-		late, scanned := 0, 0
-		for key := range keys.Keys() {
-			if scanned++; scanned > outboxScanLimit {
-				break
-			}
-			entry, err := kv.Get(ctx, key)
-			if err != nil {
-				continue // deleted meanwhile
-			}
-			var head struct {
-				Outbox []json.RawMessage `json:"outbox"`
-			}
-			if json.Unmarshal(entry.Value(), &head) == nil && len(head.Outbox) > 0 && time.Since(entry.Created()) > outboxLagLimit {
-				late++
-			}
-		}
-		if late > 0 {
-			return fmt.Errorf("%d lane heads hold events unpublished for over %s", late, outboxLagLimit)
+	return append(checks, telemetry.Check{Name: "outbox", Fn: func(context.Context) error {
+		behind := relay.Behind(outboxLagLimit)
+		m.OutboxPending(behind)
+		if behind > 0 {
+			return fmt.Errorf("%d lane heads hold events unpublished for over %s", behind, outboxLagLimit)
 		}
 		return nil
-	}
+	}})
 }
 
-const (
-	outboxLagLimit  = 30 * time.Second
-	outboxScanLimit = 1000
-)
+// outboxLagLimit is how long events may wait past the relay's grace period
+// before the service reports itself not ready.
+const outboxLagLimit = 30 * time.Second
 
 // mergeEnv combines environment-to-flag maps.
 func mergeEnv(maps ...map[string]string) map[string]string {

@@ -30,8 +30,9 @@ type RelayConfig struct {
 	// that committed them (DeliverCommitted) before delivering them itself
 	// (0..1m). Records a crash left behind are delivered after it.
 	Grace time.Duration
-	// OnPublish, when set, is called after each record's PubAck (metrics).
-	OnPublish func(Record)
+	// OnPublish, when set, is called after each record's PubAck with the
+	// time since its value was committed (metrics).
+	OnPublish func(rec Record, lag time.Duration)
 }
 
 // DefaultRelayConfig returns the configuration Cairn runs with.
@@ -287,9 +288,7 @@ func (r *Relay) Deliver(ctx context.Context, key string) error {
 			return err
 		}
 		published[rec.EventID] = true
-		if r.cfg.OnPublish != nil {
-			r.cfg.OnPublish(rec)
-		}
+		r.published(rec, entry.Created())
 	}
 	return r.clear(ctx, key, entry, published)
 }
@@ -309,15 +308,14 @@ func (r *Relay) DeliverCommitted(ctx context.Context, key string, records []Reco
 	if len(records) == 0 {
 		return nil
 	}
+	committed := time.Now() // the writer calls this right after its commit
 	published := make(map[string]bool, len(records))
 	for _, rec := range records {
 		if err := Publish(ctx, r.pub, rec); err != nil {
 			return err
 		}
 		published[rec.EventID] = true
-		if r.cfg.OnPublish != nil {
-			r.cfg.OnPublish(rec)
-		}
+		r.published(rec, committed)
 	}
 	rev, err := r.kv.Update(ctx, key, cleared, revision)
 	if err == nil {
@@ -371,6 +369,32 @@ func (r *Relay) clearFrom(ctx context.Context, key string, current []byte, revis
 		current, revision = entry.Value(), entry.Revision()
 	}
 	return fmt.Errorf("outbox: clear %s: still conflicting after %d attempts", key, r.cfg.ClearAttempts)
+}
+
+// published reports one published record to OnPublish.
+func (r *Relay) published(rec Record, committed time.Time) {
+	if r.cfg.OnPublish != nil {
+		r.cfg.OnPublish(rec, time.Since(committed))
+	}
+}
+
+// Behind counts the keys whose records this relay knows to be unpublished
+// for longer than olderThan: values past their grace period by olderThan,
+// and keys whose delivery failed and waits for a retry. Readiness uses it;
+// it does no I/O.
+func (r *Relay) Behind(olderThan time.Duration) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.retry)
+	for _, s := range r.waiting {
+		if time.Since(s.seen) > r.cfg.Grace+olderThan {
+			n++
+		}
+	}
+	if r.rescan {
+		n++
+	}
+	return n
 }
 
 // markDone records that every record up to revision of key is delivered.

@@ -175,3 +175,45 @@ func TestHasRecords(t *testing.T) {
 		}
 	}
 }
+
+func TestRelayReportsLagAndNothingBehind(t *testing.T) {
+	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
+	ctx := context.Background()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "lag"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "LAG", Subjects: []string{"lag.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	var lags []time.Duration
+	cfg := DefaultRelayConfig()
+	cfg.OnPublish = func(_ Record, lag time.Duration) { lags = append(lags, lag) }
+	relay, err := NewRelay(kv, js, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := []byte(`{"outbox":[{"subject":"lag.a","event_id":"e1","payload":{"x":1}}]}`)
+	if _, err := kv.Put(ctx, "k", value); err != nil {
+		t.Fatal(err)
+	}
+	if err := relay.Deliver(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if len(lags) != 1 || lags[0] < 0 || lags[0] > time.Minute {
+		t.Fatalf("lags = %v, want one plausible lag", lags)
+	}
+	if n := relay.Behind(0); n != 0 {
+		t.Fatalf("Behind = %d after a delivery, want 0", n)
+	}
+	// A record no stream accepts stays behind until a retry succeeds.
+	if _, err := kv.Put(ctx, "stuck", []byte(`{"outbox":[{"subject":"nowhere.a","event_id":"e2","payload":{}}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	relay.deliverOrRetry(short, "stuck")
+	if n := relay.Behind(0); n != 1 {
+		t.Fatalf("Behind = %d with one failed delivery, want 1", n)
+	}
+}

@@ -52,7 +52,7 @@ func NewMetrics() *Metrics {
 			Name: "cairn_tokens_total", Help: "Tokens of activated compactions: before, after and reclaimed.",
 		}, []string{"kind"}),
 		outboxPending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "cairn_outbox_pending", Help: "Outbox records committed but not yet published.",
+			Name: "cairn_outbox_pending", Help: "Lane heads whose committed events are overdue for publication, as of the last readiness check.",
 		}),
 		relayLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "cairn_outbox_relay_lag_seconds", Help: "Time from a head commit to the publication of its events.", Buckets: durations,
