@@ -89,6 +89,7 @@ type middleware func(handler) handler
 
 // pipeline composes the processor's handler. Outermost first:
 //
+//	observe   a span continuing the request's trace; one log line per delivery
 //	settle    classify the result once; Ack, Term with a failed event, or Nak
 //	recover   a panic becomes internal_error instead of killing the process
 //	heartbeat InProgress every AckWait/3 while the request works
@@ -97,8 +98,8 @@ type middleware func(handler) handler
 //	dedupe    the request ledger: repeats, conflicts, uncertain attempts
 //	compact   claim check, parent fence, engine, commit
 func (p *Processor) pipeline() handler {
-	stack := []middleware{p.settle, recoverPanics, p.heartbeat, p.decode, p.deadline, p.dedupe}
-	h := handler(p.compact)
+	stack := []middleware{p.observe, p.settle, recoverPanics, p.heartbeat, traced("decode", p.decode), p.deadline, traced("dedupe", p.dedupe)}
+	h := tracedHandler("compact", p.compact)
 	for i := len(stack) - 1; i >= 0; i-- {
 		h = stack[i](h)
 	}
