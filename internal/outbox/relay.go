@@ -282,13 +282,9 @@ func (r *Relay) Deliver(ctx context.Context, key string) error {
 	if err != nil || len(records) == 0 {
 		return err
 	}
-	published := make(map[string]bool, len(records))
-	for _, rec := range records {
-		if err := Publish(ctx, r.pub, rec); err != nil {
-			return err
-		}
-		published[rec.EventID] = true
-		r.published(rec, entry.Created())
+	published, err := r.publishAll(ctx, records, entry.Created())
+	if err != nil {
+		return err
 	}
 	return r.clear(ctx, key, entry, published)
 }
@@ -309,13 +305,9 @@ func (r *Relay) DeliverCommitted(ctx context.Context, key string, records []Reco
 		return nil
 	}
 	committed := time.Now() // the writer calls this right after its commit
-	published := make(map[string]bool, len(records))
-	for _, rec := range records {
-		if err := Publish(ctx, r.pub, rec); err != nil {
-			return err
-		}
-		published[rec.EventID] = true
-		r.published(rec, committed)
+	published, err := r.publishAll(ctx, records, committed)
+	if err != nil {
+		return err
 	}
 	rev, err := r.kv.Update(ctx, key, cleared, revision)
 	if err == nil {
@@ -369,6 +361,57 @@ func (r *Relay) clearFrom(ctx context.Context, key string, current []byte, revis
 		current, revision = entry.Value(), entry.Revision()
 	}
 	return fmt.Errorf("outbox: clear %s: still conflicting after %d attempts", key, r.cfg.ClearAttempts)
+}
+
+// publishAll publishes records and returns their event ids once every
+// PubAck arrived; on an error none is reported published (the records stay,
+// and a repeat is absorbed by the duplicate window). Records that share a
+// subject are published one after another, in order. When every record has
+// a subject of its own (an activation's event and its harvest job, which go
+// to different streams) there is no order to keep: they are published
+// concurrently and their PubAcks awaited together.
+func (r *Relay) publishAll(ctx context.Context, records []Record, committed time.Time) (map[string]bool, error) {
+	published := make(map[string]bool, len(records))
+	if len(records) < 2 || !distinctSubjects(records) {
+		for _, rec := range records {
+			if err := Publish(ctx, r.pub, rec); err != nil {
+				return nil, err
+			}
+			published[rec.EventID] = true
+			r.published(rec, committed)
+		}
+		return published, nil
+	}
+	errs := make([]error, len(records))
+	var wg sync.WaitGroup
+	for i := range records {
+		wg.Go(func() { errs[i] = Publish(ctx, r.pub, records[i]) })
+	}
+	wg.Wait()
+	for i, rec := range records {
+		if errs[i] == nil {
+			r.published(rec, committed)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, rec := range records {
+		published[rec.EventID] = true
+	}
+	return published, nil
+}
+
+// distinctSubjects reports whether no two records share a subject.
+func distinctSubjects(records []Record) bool {
+	for i := range records {
+		for j := range i {
+			if records[i].Subject == records[j].Subject {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // published reports one published record to OnPublish.
