@@ -43,11 +43,14 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if err != nil {
 		return err
 	}
-	head, rev, err := p.lanes.Head(ctx, lane)
-	if err != nil {
-		return err
+	if !d.headKnown { // dedupe reads the head; read it here if that failed
+		head, rev, err := p.lanes.Head(ctx, lane)
+		if err != nil {
+			return err
+		}
+		d.head, d.headRev, d.headKnown = head, rev, true
 	}
-	d.head, d.headRev, d.headKnown = head, rev, true
+	head := d.head
 	if done, err := p.checkFence(ctx, d, head); done || err != nil {
 		return err
 	}

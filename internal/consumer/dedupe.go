@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -30,8 +31,13 @@ func (p *Processor) dedupe(next handler) handler {
 		hash := ledger.ContentHash(d.body)
 		// Most requests are new: create their entry first and read the
 		// existing one only when the create finds it.
+		// The lane head is read meanwhile: compaction needs it, and the
+		// read is independent of the ledger (the head only ever moves by
+		// compare-and-swap, so an early read is at worst a conflict later).
 		started := &ledger.Entry{RequestID: d.req.RequestID, ContentHash: hash, State: ledger.Started, UpdatedAt: p.now()}
+		headRead := p.readHead(ctx, d)
 		rev, err := p.ledger.Put(ctx, started, 0)
+		headRead()
 		if err == nil {
 			d.setEntry(started, rev)
 			return next(ctx, d)
@@ -64,6 +70,28 @@ func (p *Processor) dedupe(next handler) handler {
 			}
 		}
 		return next(ctx, d)
+	}
+}
+
+// readHead starts reading the delivery's lane head; the returned wait
+// blocks until the read is done and, when it succeeded, leaves the head in
+// the delivery for compaction (a failed read is repeated there).
+func (p *Processor) readHead(ctx context.Context, d *delivery) (wait func()) {
+	var (
+		head *lanes.Head
+		rev  uint64
+		err  error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		head, rev, err = p.lanes.Head(ctx, d.req.lane())
+	}()
+	return func() {
+		<-done
+		if err == nil {
+			d.head, d.headRev, d.headKnown = head, rev, true
+		}
 	}
 }
 
