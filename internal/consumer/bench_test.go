@@ -197,20 +197,26 @@ func benchBaseline(b *testing.B, workers int, prefix string) float64 {
 		}
 		_ = m.DoubleAck(ctx)
 	}
-	cc, err := cons.Consume(func(m jetstream.Msg) { work(m) }, jetstream.PullMaxMessages(workers))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cc.Stop()
-	// Consume runs the handler serially: fan out to workers like the processor.
-	cc.Stop()
+	// Fan out to workers like the processor. (A Consume started and stopped
+	// first would leave its pull request on the server: messages delivered
+	// to it wait out AckWait, stalling the baseline for 30 s now and then.)
 	it, err := cons.Messages(jetstream.PullMaxMessages(workers))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer it.Stop()
 	slots := make(chan struct{}, workers)
+	pulled := make(chan struct{})
+	// Before the server goes away, stop pulling and let the work in flight
+	// finish (its last PubAck may still be on its way).
+	defer func() {
+		it.Stop()
+		<-pulled
+		for range workers {
+			slots <- struct{}{}
+		}
+	}()
 	go func() {
+		defer close(pulled)
 		for {
 			m, err := it.Next()
 			if err != nil {
