@@ -191,7 +191,7 @@ func TestServeAsAUserWould(t *testing.T) {
 	}
 
 	_, metrics := httpGet(svc.metrics, "/metrics")
-	for _, want := range []string{`cairn_requests_total{code="",status="activated"} 1`, `cairn_tokens_total{kind="reclaimed"}`, `cairn_harvest_facts_total{result="stored"}`, "cairn_outbox_published_total 2", "cairn_outbox_relay_lag_seconds_count 2"} {
+	for _, want := range []string{`cairn_requests_total{code="",status="activated"} 1`, `cairn_tokens_total{kind="reclaimed"}`, `cairn_harvest_facts_total{result="stored"}`, "cairn_outbox_published_total 2", `cairn_model_call_duration_seconds_count{component="summarizer",result="ok"}`, "cairn_outbox_relay_lag_seconds_count 2"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

@@ -135,6 +135,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		summarizer = cfg.wrapSummarizer(summarizer)
 	}
 	metrics := telemetry.NewMetrics()
+	summarizer = metered{summarizer, metrics}
 	cfg.processor.Relay.OnPublish = func(_ outbox.Record, lag time.Duration) { metrics.RelayPublished(lag) }
 	proc, err := consumer.New(cfg.processor, consumer.Deps{
 		JS: js, Stores: stores, Compactor: consumer.EngineCompactor{}, Summarizer: summarizer, Logger: log, Metrics: metrics,
@@ -275,6 +276,22 @@ func readiness(nc *nats.Conn, js jetstream.JetStream, relay *outbox.Relay, m *te
 // outboxLagLimit is how long events may wait past the relay's grace period
 // before the service reports itself not ready.
 const outboxLagLimit = 30 * time.Second
+
+// metered records every summarizer call's duration, outcome and retries.
+type metered struct {
+	engine.Summarizer
+	metrics *telemetry.Metrics
+}
+
+func (m metered) Summarize(ctx context.Context, p engine.Payload) (engine.Summary, error) {
+	start := time.Now()
+	sum, err := m.Summarizer.Summarize(ctx, p)
+	m.metrics.ModelCall("summarizer", time.Since(start), err)
+	if sum.Usage != nil {
+		m.metrics.ModelRetries("summarizer", sum.Usage.Attempts-1)
+	}
+	return sum, err
+}
 
 // mergeEnv combines environment-to-flag maps.
 func mergeEnv(maps ...map[string]string) map[string]string {
