@@ -317,6 +317,12 @@ func (r *Relay) DeliverCommitted(ctx context.Context, key string, records []Reco
 	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return fmt.Errorf("outbox: clear %s: %w", key, err)
 	}
+	return r.clearLatest(ctx, key, published)
+}
+
+// clearLatest re-reads key and removes the published records from its
+// latest value.
+func (r *Relay) clearLatest(ctx context.Context, key string, published map[string]bool) error {
 	entry, err := r.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil
