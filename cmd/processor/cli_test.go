@@ -312,3 +312,28 @@ func TestBenchReportsEveryRequest(t *testing.T) {
 		t.Fatalf("report %+v", r)
 	}
 }
+
+// TestServeWithRepositoryConfig runs the embedded server from nats.conf: the
+// processor identity serves, a producer gets its request activated, and an
+// auditor verifies the history; each with its own least-privilege user.
+func TestServeWithRepositoryConfig(t *testing.T) {
+	natsAddr := freeAddr(t)
+	t.Setenv("CAIRN_NATS_PASSWORD", "processor-dev-password")
+	startServe(t, "--nats-config", filepath.Join("..", "..", "nats.conf"), "--nats-user", "processor",
+		"--data-dir", t.TempDir(), "--nats-listen", natsAddr)
+	example := filepath.Join("..", "..", "examples", "coding-agent-lane.json")
+	producer := "nats://producer:producer-dev-password@" + natsAddr
+	if code, out, errOut := cli(t, "request", "--nats-url", producer, example); code != 0 || !strings.Contains(out, `"kind":"activated"`) {
+		t.Fatalf("request as producer: exit %d: %.300s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "request", "--nats-url", producer, example); code != 0 || !strings.Contains(out, `"kind":"activated"`) {
+		t.Fatalf("resend as producer: exit %d: %.300s %s", code, out, errOut)
+	}
+	auditor := "nats://auditor:auditor-dev-password@" + natsAddr
+	if code, out, errOut := cli(t, "audit", "verify", "--nats-url", auditor); code != 0 || !strings.Contains(out, `"breaks":0`) {
+		t.Fatalf("audit as auditor: exit %d: %s %s", code, out, errOut)
+	}
+	if code, out, _ := cli(t, "replay", "--nats-url", auditor, "--json"); code != 0 || !strings.Contains(out, "compact.activated") {
+		t.Fatalf("replay as auditor: exit %d: %s", code, out)
+	}
+}

@@ -26,11 +26,13 @@ func init() {
 
 // serveConfig is everything `processor serve` can be told.
 type serveConfig struct {
-	nats       natsFlags
-	dataDir    string
-	listen     string
-	natsConfig string
-	replicas   int
+	nats         natsFlags
+	natsUser     string
+	natsPassword string
+	dataDir      string
+	listen       string
+	natsConfig   string
+	replicas     int
 
 	processor   consumer.Config
 	harvest     facts.Config
@@ -54,6 +56,8 @@ type serveInfo struct {
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.nats.url, "nats-url", "", "connect to this NATS server or cluster instead of embedding one (also NATS_URL)")
 	fs.StringVar(&c.nats.creds, "nats-creds", "", "NATS credentials file for --nats-url")
+	fs.StringVar(&c.natsUser, "nats-user", "", "NATS user to connect as (needed with a --nats-config that defines users, e.g. processor)")
+	fs.StringVar(&c.natsPassword, "nats-password", "", "password of --nats-user (prefer CAIRN_NATS_PASSWORD: flags show in process lists)")
 	fs.StringVar(&c.dataDir, "data-dir", "./data", "embedded server: JetStream file storage directory")
 	fs.StringVar(&c.listen, "nats-listen", "127.0.0.1:4222", "embedded server: client listener host:port, or \"none\" for in-process only")
 	fs.StringVar(&c.natsConfig, "nats-config", "", "embedded server: nats.conf to load (accounts, limits); --data-dir and --nats-listen override it")
@@ -200,6 +204,9 @@ func connectOrEmbed(cfg serveConfig, log *slog.Logger) (*nats.Conn, string, func
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Warn("nats error", "error", err) }),
 	}
+	if cfg.natsUser != "" {
+		handlers = append(handlers, nats.UserInfo(cfg.natsUser, cfg.natsPassword))
+	}
 	if cfg.nats.url != "" {
 		if cfg.nats.creds != "" {
 			handlers = append(handlers, nats.UserCredentials(cfg.nats.creds))
@@ -217,6 +224,9 @@ func connectOrEmbed(cfg serveConfig, log *slog.Logger) (*nats.Conn, string, func
 	nc, err := srv.Connect(handlers...)
 	if err != nil {
 		srv.Shutdown()
+		if cfg.natsConfig != "" && cfg.natsUser == "" {
+			return nil, "", nil, fmt.Errorf("connect to the embedded server: %w (%s may require a user: pass --nats-user and CAIRN_NATS_PASSWORD)", err, cfg.natsConfig)
+		}
 		return nil, "", nil, fmt.Errorf("connect to the embedded server: %w", err)
 	}
 	url := srv.ClientURL()
