@@ -28,7 +28,7 @@ func init() {
 type serveConfig struct {
 	nats         natsFlags
 	natsUser     string
-	natsPassword string
+	natsPassword secretFlag
 	dataDir      string
 	listen       string
 	natsConfig   string
@@ -57,7 +57,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.nats.url, "nats-url", "", "connect to this NATS server or cluster instead of embedding one (also NATS_URL)")
 	fs.StringVar(&c.nats.creds, "nats-creds", "", "NATS credentials file for --nats-url")
 	fs.StringVar(&c.natsUser, "nats-user", "", "NATS user to connect as (needed with a --nats-config that defines users, e.g. processor)")
-	fs.StringVar(&c.natsPassword, "nats-password", "", "password of --nats-user (prefer CAIRN_NATS_PASSWORD: flags show in process lists)")
+	fs.Var(&c.natsPassword, "nats-password", "password of --nats-user (prefer CAIRN_NATS_PASSWORD: flags show in process lists)")
 	fs.StringVar(&c.dataDir, "data-dir", "./data", "embedded server: JetStream file storage directory")
 	fs.StringVar(&c.listen, "nats-listen", "127.0.0.1:4222", "embedded server: client listener host:port, or \"none\" for in-process only")
 	fs.StringVar(&c.natsConfig, "nats-config", "", "embedded server: nats.conf to load (accounts, limits); --data-dir and --nats-listen override it")
@@ -205,7 +205,7 @@ func connectOrEmbed(cfg serveConfig, log *slog.Logger) (*nats.Conn, string, func
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Warn("nats error", "error", err) }),
 	}
 	if cfg.natsUser != "" {
-		handlers = append(handlers, nats.UserInfo(cfg.natsUser, cfg.natsPassword))
+		handlers = append(handlers, nats.UserInfo(cfg.natsUser, cfg.natsPassword.value))
 	}
 	if cfg.nats.url != "" {
 		if cfg.nats.creds != "" {
