@@ -32,27 +32,35 @@ func runFacts(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintln(io.err, "processor: --scope:", err)
 		return 2
 	}
-	nc, js, err := nf.connect("facts")
+	return withFactStore(ctx, nf, "facts", *timeout, io, func(ctx context.Context, store *facts.Store) int {
+		list, err := store.List(ctx, scope)
+		if err != nil {
+			return fail(io, err)
+		}
+		if *asJSON {
+			printJSON(io.out, list)
+			return 0
+		}
+		printFacts(io, list)
+		return 0
+	})
+}
+
+// withFactStore connects as the named client, opens the fact store and runs
+// fn with it, all bounded by timeout; it returns fn's exit code.
+func withFactStore(ctx context.Context, nf natsFlags, name string, timeout time.Duration, io stdio, fn func(context.Context, *facts.Store) int) int {
+	nc, js, err := nf.connect(name)
 	if err != nil {
 		return fail(io, err)
 	}
 	defer nc.Close()
-	ctx, cancel := withTimeout(ctx, *timeout)
+	ctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
 	store, err := facts.OpenStore(ctx, js)
 	if err != nil {
 		return fail(io, err)
 	}
-	list, err := store.List(ctx, scope)
-	if err != nil {
-		return fail(io, err)
-	}
-	if *asJSON {
-		printJSON(io.out, list)
-		return 0
-	}
-	printFacts(io, list)
-	return 0
+	return fn(ctx, store)
 }
 
 // printFacts writes a table of facts, newest first, one line each.

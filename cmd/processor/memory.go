@@ -35,23 +35,14 @@ func runMemory(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "processor: --max-bytes must be 64..1048576, got %d\n", *maxBytes)
 		return 2
 	}
-	nc, js, err := nf.connect("memory")
-	if err != nil {
-		return fail(io, err)
-	}
-	defer nc.Close()
-	ctx, cancel := withTimeout(ctx, *timeout)
-	defer cancel()
-	store, err := facts.OpenStore(ctx, js)
-	if err != nil {
-		return fail(io, err)
-	}
-	block, err := facts.Render(ctx, store, scope, *maxBytes)
-	if err != nil {
-		return fail(io, err)
-	}
-	if block != "" {
-		fmt.Fprintln(io.out, block)
-	}
-	return 0
+	return withFactStore(ctx, nf, "memory", *timeout, io, func(ctx context.Context, store *facts.Store) int {
+		block, err := facts.Render(ctx, store, scope, *maxBytes)
+		if err != nil {
+			return fail(io, err)
+		}
+		if block != "" {
+			fmt.Fprintln(io.out, block)
+		}
+		return 0
+	})
 }
