@@ -11,11 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // MaxDepth is the deepest level a value may sit at. The root is depth 0 and
@@ -318,94 +316,6 @@ func encodeMap[V any](e *encoder, m map[string]V, depth int, enc func(V) error) 
 	e.buf = append(e.buf, '}')
 	return nil
 }
-
-// shortEscape maps an ASCII byte to the letter of its two-byte escape
-// (\", \\, \b, \t, \n, \f, \r), to 'u' when it needs \u00XX, or to 0
-// when it is copied verbatim.
-var shortEscape = func() [utf8.RuneSelf]byte {
-	var t [utf8.RuneSelf]byte
-	for c := range 0x20 {
-		t[c] = 'u'
-	}
-	t['\b'], t['\t'], t['\n'], t['\f'], t['\r'] = 'b', 't', 'n', 'f', 'r'
-	t['"'], t['\\'] = '"', '\\'
-	return t
-}()
-
-const upperHex = "0123456789ABCDEF"
-
-// string writes s quoted with OTP json escaping: only '"', '\\' and control
-// characters are escaped (uppercase hex); everything else, including '/',
-// DEL, U+2028 and U+2029, is copied verbatim. It validates UTF-8 in the same
-// pass, skipping eight plain ASCII bytes at a time.
-func (e *encoder) string(s string) error {
-	buf := slices.Grow(e.buf, len(s)+2)
-	buf = append(buf, '"')
-	run := 0
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			m := plainMask(load8(s, i))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			// The lowest flagged byte is always a true special byte: a
-			// borrow only moves upward from one.
-			i += bits.TrailingZeros64(m) >> 3
-		}
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return notCanonical("string is not valid UTF-8")
-			}
-			i += size
-			continue
-		}
-		esc := shortEscape[c]
-		if esc == 0 {
-			i++
-			continue
-		}
-		buf = append(buf, s[run:i]...)
-		if esc == 'u' {
-			buf = append(buf, '\\', 'u', '0', '0', upperHex[c>>4], upperHex[c&0xF])
-		} else {
-			buf = append(buf, '\\', esc)
-		}
-		i++
-		run = i
-	}
-	buf = append(buf, s[run:]...)
-	e.buf = append(buf, '"')
-	return nil
-}
-
-const (
-	lowBits  = 0x0101010101010101
-	highBits = 0x8080808080808080
-)
-
-// load8 reads s[i:i+8] as a little-endian word.
-func load8(s string, i int) uint64 {
-	b := s[i : i+8]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
-
-// plainMask has a high bit set in the byte of every byte of w that is not
-// copied verbatim (>= 0x80, < 0x20, '"' or '\\'), and possibly in bytes above
-// the lowest such byte; it is zero when all eight bytes are plain.
-func plainMask(w uint64) uint64 {
-	below20 := (w - lowBits*0x20) &^ w
-	quote := hasZeroByte(w ^ (lowBits * '"'))
-	backslash := hasZeroByte(w ^ (lowBits * '\\'))
-	return (w | below20 | quote | backslash) & highBits
-}
-
-// hasZeroByte has a high bit set in some byte exactly when some byte of v is
-// zero; callers mask with highBits.
-func hasZeroByte(v uint64) uint64 { return (v - lowBits) &^ v }
 
 // number writes a json.Number: integer text as a normalised integer, any
 // other valid JSON number as a float.

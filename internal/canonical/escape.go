@@ -1,0 +1,162 @@
+package canonical
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"unicode/utf8"
+)
+
+// shortEscape maps an ASCII byte to the letter of its two-byte escape
+// (\", \\, \b, \t, \n, \f, \r), to 'u' when it needs \u00XX, or to 0
+// when it is copied verbatim.
+var shortEscape = func() [utf8.RuneSelf]byte {
+	var t [utf8.RuneSelf]byte
+	for c := range 0x20 {
+		t[c] = 'u'
+	}
+	t['\b'], t['\t'], t['\n'], t['\f'], t['\r'] = 'b', 't', 'n', 'f', 'r'
+	t['"'], t['\\'] = '"', '\\'
+	return t
+}()
+
+const upperHex = "0123456789ABCDEF"
+
+// string writes s quoted with OTP json escaping: only '"', '\\' and control
+// characters are escaped (uppercase hex); everything else, including '/',
+// DEL, U+2028 and U+2029, is copied verbatim. It validates UTF-8 in the same
+// pass.
+//
+// The output slice is used at its full capacity, which always leaves room
+// for the rest of s and the closing quote, so copyPlain can copy each plain
+// run while it scans it; only escapes need more room.
+func (e *encoder) string(s string) error {
+	n := len(e.buf)
+	buf := ensure(e.buf, n, len(s)+2)
+	buf[n] = '"'
+	n++
+	for i := 0; ; {
+		k := copyPlain(buf[n:], s[i:])
+		i += k
+		n += k
+		if i == len(s) {
+			break
+		}
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			k, ok := copyRunes(buf[n:], s[i:])
+			if !ok {
+				return notCanonical("string is not valid UTF-8")
+			}
+			i += k
+			n += k
+			continue
+		}
+		// An escape is longer than its byte: keep the room for the rest.
+		buf = ensure(buf, n, len(s)-i+6)
+		if esc := shortEscape[c]; esc != 'u' {
+			buf[n], buf[n+1] = '\\', esc
+			n += 2
+		} else {
+			buf[n], buf[n+1], buf[n+2], buf[n+3] = '\\', 'u', '0', '0'
+			buf[n+4], buf[n+5] = upperHex[c>>4], upperHex[c&0xF]
+			n += 6
+		}
+		i++
+	}
+	buf[n] = '"'
+	e.buf = buf[:n+1]
+	return nil
+}
+
+// ensure returns buf extended to its full capacity, which it grows first if
+// fewer than need bytes follow index n. Bytes before n are kept.
+func ensure(buf []byte, n, need int) []byte {
+	if cap(buf)-n < need {
+		buf = slices.Grow(buf[:n], need)
+	}
+	return buf[:cap(buf)]
+}
+
+// copyRunes copies the multi-byte UTF-8 sequences at the start of s to dst
+// and returns their length, or false if they are not valid UTF-8. Text in
+// other scripts is mostly such runs, which are checked here in one go rather
+// than one rune per copyPlain call.
+func copyRunes(dst []byte, s string) (int, bool) {
+	i := 0
+	for i < len(s) && s[i] >= utf8.RuneSelf {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return 0, false
+		}
+		i += size
+	}
+	return copy(dst, s[:i]), true
+}
+
+// copyPlainWords is the portable copyPlain (see its contract there), eight
+// bytes at a time. Each word is stored before it is checked, so a plain run
+// costs no second pass to copy it.
+func copyPlainWords(dst []byte, s string) int {
+	dst = dst[:len(s)]
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := load8(s, i)
+		binary.LittleEndian.PutUint64(dst[i:], w)
+		if m := plainMask(w); m != 0 {
+			// The lowest flagged byte is always a true special byte: a
+			// borrow only moves upward from one.
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	if i == len(s) {
+		return i
+	}
+	if len(s) < 8 {
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c >= utf8.RuneSelf || shortEscape[c] != 0 {
+				break
+			}
+			dst[i] = c
+		}
+		return i
+	}
+	// Fewer than eight bytes are left: handle the last word of s instead.
+	// Its bytes before i are plain (so no borrow starts there) and already
+	// copied to the same places.
+	last := len(s) - 8
+	w := load8(s, last)
+	binary.LittleEndian.PutUint64(dst[last:], w)
+	m := plainMask(w) >> (8 * (i - last))
+	if m == 0 {
+		return len(s)
+	}
+	return i + bits.TrailingZeros64(m)>>3
+}
+
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// load8 reads s[i:i+8] as a little-endian word.
+func load8(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// plainMask has a high bit set in the byte of every byte of w that is not
+// copied verbatim (>= 0x80, < 0x20, '"' or '\\'), and possibly in bytes above
+// the lowest such byte; it is zero when all eight bytes are plain.
+func plainMask(w uint64) uint64 {
+	below20 := (w - lowBits*0x20) &^ w
+	quote := hasZeroByte(w ^ (lowBits * '"'))
+	backslash := hasZeroByte(w ^ (lowBits * '\\'))
+	return (w | below20 | quote | backslash) & highBits
+}
+
+// hasZeroByte has a high bit set in some byte exactly when some byte of v is
+// zero; callers mask with highBits.
+func hasZeroByte(v uint64) uint64 { return (v - lowBits) &^ v }
