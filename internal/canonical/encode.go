@@ -13,7 +13,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // MaxDepth is the deepest level a value may sit at. The root is depth 0 and
@@ -70,18 +69,13 @@ func Valid(v any) bool {
 	return err == nil
 }
 
-// encoder holds the output buffer and a shared scratch area for sorting keys;
-// both are reused through a pool.
+// encoder holds the output buffer, a shared scratch area for sorting keys
+// and the key orders of recent objects; all are reused through a pool.
 type encoder struct {
-	buf   []byte
-	keys  []string
-	pairs []member
-}
-
-// member is one object member waiting to be sorted.
-type member struct {
-	key   string
-	value any
+	buf    []byte
+	keys   []string
+	pairs  []member
+	orders keyOrders
 }
 
 func notCanonical(format string, args ...any) error {
@@ -232,20 +226,13 @@ func (e *encoder) valuer(x Valuer, depth int) (err error) {
 	return notCanonical("CanonicalValue chain longer than %d", maxValuerHops)
 }
 
-// mapAny writes the most common object type. Members are collected with
-// their values into the shared pair scratch (saving a lookup per key) and
-// sorted there; nested objects use the region above this one.
+// mapAny writes the most common object type. Its members are collected
+// with their values into the shared pair scratch (saving a lookup per key)
+// in key order; nested objects use the region above this one.
 func (e *encoder) mapAny(m map[string]any, depth int) error {
 	start := len(e.pairs)
-	for k, v := range m {
-		e.pairs = append(e.pairs, member{k, v})
-	}
+	e.collect(m)
 	members := e.pairs[start:]
-	sortMembers(members)
-	defer func() {
-		clear(e.pairs[start:])
-		e.pairs = e.pairs[:start]
-	}()
 	e.buf = append(e.buf, '{')
 	for i := range members {
 		if i > 0 {
@@ -260,30 +247,10 @@ func (e *encoder) mapAny(m map[string]any, depth int) error {
 		}
 	}
 	e.buf = append(e.buf, '}')
+	// The members stay in the scratch above len until putEncoder clears
+	// it: they belong to the value being encoded anyway.
+	e.pairs = e.pairs[:start]
 	return nil
-}
-
-// sortMembers orders members by key bytes: insertion sort for the small
-// objects that dominate real values, pdqsort otherwise.
-func sortMembers(ms []member) {
-	if len(ms) > 16 {
-		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
-		return
-	}
-	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && keyLess(ms[j].key, ms[j-1].key); j-- {
-			ms[j], ms[j-1] = ms[j-1], ms[j]
-		}
-	}
-}
-
-// keyLess is string < with an inline first-byte test, which settles most
-// comparisons between distinct field names without a runtime call.
-func keyLess(a, b string) bool {
-	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
-		return a[0] < b[0]
-	}
-	return a < b
 }
 
 // encodeMap writes m with its members sorted by key bytes. Keys are sorted in

@@ -24,7 +24,10 @@ func putEncoder(e *encoder) {
 	if cap(e.buf) > maxPooledBuffer || cap(e.keys) > maxPooledBuffer/16 || cap(e.pairs) > maxPooledBuffer/32 {
 		return
 	}
-	clear(e.keys[:cap(e.keys)]) // drop key references so pooled scratch pins no strings
+	// Drop key and value references so pooled scratch pins no memory.
+	clear(e.keys[:cap(e.keys)])
+	clear(e.pairs[:cap(e.pairs)])
+	e.orders.reset()
 	encoderPool.Put(e)
 }
 
@@ -53,16 +56,8 @@ func HashBytes(b []byte) string {
 func EncodeHashWithout(m map[string]any, omit string) ([]byte, string, error) {
 	e := getEncoder()
 	defer putEncoder(e)
-	start := len(e.pairs)
-	for k, v := range m {
-		e.pairs = append(e.pairs, member{k, v})
-	}
-	members := e.pairs[start:]
-	sortMembers(members)
-	defer func() {
-		clear(e.pairs[start:])
-		e.pairs = e.pairs[:start]
-	}()
+	e.collect(m)
+	members := e.pairs
 	// cut is the omitted member with one adjacent comma: [cutFrom, cutTo).
 	cutFrom, cutTo := -1, -1
 	e.buf = append(e.buf, '{')

@@ -1,0 +1,130 @@
+package canonical
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// stdEncode is encoding/json's form, which matches the canonical one for
+// the plain ASCII keys and values used here (it sorts map keys too).
+func stdEncode(t *testing.T, v any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func checkAgainstStd(t *testing.T, v any) {
+	t.Helper()
+	got, err := Encode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := stdEncode(t, v); !bytes.Equal(got, want) {
+		t.Fatalf("Encode = %s\nwant     %s", got, want)
+	}
+}
+
+// Objects of one size with different keys, in one value, so the key order
+// kept for one is tried on the next.
+func TestKeyOrderSameSizeDifferentKeys(t *testing.T) {
+	checkAgainstStd(t, []any{
+		map[string]any{"b": 1, "a": 2, "c": 3},
+		map[string]any{"b": 1, "a": 2, "d": 3},
+		map[string]any{"a": 1, "b": 2, "c": 3},
+		map[string]any{"c": 1, "z": 2, "a": 3},
+		map[string]any{"a": 1, "b": 2, "c": 3},
+		map[string]any{"x": map[string]any{"b": 1, "a": 2, "c": 3}, "a": 1, "b": 2},
+	})
+}
+
+// A map changed between encodings (same size, one key swapped) must not be
+// written with the old keys; nor must one that shrinks or grows.
+func TestKeyOrderMapMutated(t *testing.T) {
+	m := map[string]any{"event_id": "e1", "role": "user", "content": "hi"}
+	checkAgainstStd(t, []any{m, m})
+	delete(m, "role")
+	m["a_first"] = true
+	checkAgainstStd(t, []any{m, m})
+	delete(m, "content")
+	checkAgainstStd(t, []any{m, m})
+	m["content"], m["zz"] = "again", 1
+	checkAgainstStd(t, []any{m, m})
+}
+
+// Random objects drawn from a small key alphabet, so many share a size and
+// most of their keys.
+func TestKeyOrderRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	keys := []string{"a", "b", "c", "d", "e", "f", "aa", "ab", "", "zz"}
+	for range 200 {
+		var list []any
+		for range 20 {
+			m := map[string]any{}
+			for range r.IntN(len(keys) + 1) {
+				m[keys[r.IntN(len(keys))]] = r.IntN(100)
+			}
+			list = append(list, m)
+		}
+		checkAgainstStd(t, list)
+	}
+}
+
+// More keys than a kept order holds, and more sizes than there are slots.
+func TestKeyOrderLargeAndManySizes(t *testing.T) {
+	var list []any
+	for n := range 3 * maxKeyOrder {
+		m := map[string]any{}
+		for i := range n {
+			m[fmt.Sprintf("k%03d", (i*37)%(3*maxKeyOrder))] = i
+		}
+		list = append(list, m, m)
+	}
+	checkAgainstStd(t, list)
+}
+
+// Goroutines hashing objects of the same size with different keys through
+// pooled encoders must each get their own answer. Run with -race.
+func TestKeyOrderConcurrent(t *testing.T) {
+	values := make([]map[string]any, 8)
+	want := make([]string, len(values))
+	for i := range values {
+		values[i] = map[string]any{fmt.Sprint("k", i): i, "shared": "x", fmt.Sprint("z", i%3): nil}
+		want[i] = mustHash(t, values[i])
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(values))
+	for g := range values {
+		wg.Go(func() {
+			for n := range 500 {
+				i := (g + n) % len(values)
+				if got, err := Hash(values[i]); err != nil || got != want[i] {
+					errs <- fmt.Errorf("Hash(%v) = %s, %v; want %s", values[i], got, err, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func mustHash(t *testing.T, v any) string {
+	t.Helper()
+	h, err := Hash(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
