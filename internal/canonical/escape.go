@@ -28,46 +28,41 @@ const upperHex = "0123456789ABCDEF"
 // pass.
 //
 // The output slice is used at its full capacity, which always leaves room
-// for the rest of s and the closing quote, so copyPlain can copy each plain
-// run while it scans it; only escapes need more room.
+// for the rest of s, the closing quote and some escapes, so escapeASCII can
+// copy plain runs while it scans them. It stops at non-ASCII text, which is
+// validated here, and when the room for escapes runs out.
 func (e *encoder) string(s string) error {
 	n := len(e.buf)
-	buf := ensure(e.buf, n, len(s)+2)
+	buf := ensure(e.buf, n, len(s)+2+escapeRoom)
 	buf[n] = '"'
 	n++
 	for i := 0; ; {
-		k := copyPlain(buf[n:], s[i:])
-		i += k
-		n += k
-		if i == len(s) {
-			break
-		}
-		c := s[i]
-		if c >= utf8.RuneSelf {
+		// One byte is kept back for the closing quote.
+		read, written := escapeASCII(buf[n:len(buf)-1], s[i:])
+		i += read
+		n += written
+		switch {
+		case i == len(s):
+			buf[n] = '"'
+			e.buf = buf[:n+1]
+			return nil
+		case s[i] >= utf8.RuneSelf:
 			k, ok := copyRunes(buf[n:], s[i:])
 			if !ok {
 				return notCanonical("string is not valid UTF-8")
 			}
 			i += k
 			n += k
-			continue
+		default:
+			// More escapes than room: grow for as many again.
+			buf = ensure(buf, n, 1+len(s)-i+max(escapeRoom, len(s)-i))
 		}
-		// An escape is longer than its byte: keep the room for the rest.
-		buf = ensure(buf, n, len(s)-i+6)
-		if esc := shortEscape[c]; esc != 'u' {
-			buf[n], buf[n+1] = '\\', esc
-			n += 2
-		} else {
-			buf[n], buf[n+1], buf[n+2], buf[n+3] = '\\', 'u', '0', '0'
-			buf[n+4], buf[n+5] = upperHex[c>>4], upperHex[c&0xF]
-			n += 6
-		}
-		i++
 	}
-	buf[n] = '"'
-	e.buf = buf[:n+1]
-	return nil
 }
+
+// escapeRoom is the least room string leaves for escapes beyond the bytes
+// of s; escapeASCII needs five to write any escape.
+const escapeRoom = 64
 
 // ensure returns buf extended to its full capacity, which it grows first if
 // fewer than need bytes follow index n. Bytes before n are kept.
@@ -76,6 +71,41 @@ func ensure(buf []byte, n, need int) []byte {
 		buf = slices.Grow(buf[:n], need)
 	}
 	return buf[:cap(buf)]
+}
+
+// escapeASCIIWords is the portable escapeASCII. It writes s to dst with the
+// escapes of string until it has read all of s, reaches a byte >= 0x80, or
+// reaches a byte to escape when the slack (the room in dst beyond a verbatim
+// copy of the unread bytes) is under five bytes; it returns how many bytes it
+// read and wrote. len(dst) >= len(s). Bytes of dst past those written may be
+// overwritten too.
+func escapeASCIIWords(dst []byte, s string) (read, written int) {
+	slack := len(dst) - len(s)
+	i, n := 0, 0
+	for {
+		k := copyPlainWords(dst[n:], s[i:])
+		i += k
+		n += k
+		if i == len(s) || s[i] >= utf8.RuneSelf || slack < 5 {
+			return i, n
+		}
+		k = writeEscape(dst[n:], s[i])
+		slack -= k - 1
+		n += k
+		i++
+	}
+}
+
+// writeEscape writes the escape of the ASCII byte c to dst and returns its
+// length.
+func writeEscape(dst []byte, c byte) int {
+	if esc := shortEscape[c]; esc != 'u' {
+		dst[0], dst[1] = '\\', esc
+		return 2
+	}
+	dst[0], dst[1], dst[2], dst[3] = '\\', 'u', '0', '0'
+	dst[4], dst[5] = upperHex[c>>4], upperHex[c&0xF]
+	return 6
 }
 
 // copyRunes copies the multi-byte UTF-8 sequences at the start of s to dst
@@ -94,9 +124,13 @@ func copyRunes(dst []byte, s string) (int, bool) {
 	return copy(dst, s[:i]), true
 }
 
-// copyPlainWords is the portable copyPlain (see its contract there), eight
-// bytes at a time. Each word is stored before it is checked, so a plain run
-// costs no second pass to copy it.
+// copyPlainWords copies the plain bytes at the start of s (those written
+// verbatim: not '"', '\\', a control byte or a byte >= 0x80) to the same
+// places in dst and returns how many there are; it may also copy later bytes
+// of s to their places, and writes nothing else. len(dst) >= len(s).
+//
+// It goes eight bytes at a time, storing each word before checking it, so a
+// plain run costs no second pass to copy it.
 func copyPlainWords(dst []byte, s string) int {
 	dst = dst[:len(s)]
 	i := 0

@@ -2,28 +2,38 @@
 
 #include "textflag.h"
 
-// SPECIAL sets the bits of r for the bytes of x that are not plain:
-// '"' (X0), '\\' (X1), or below 0x20 as signed bytes (X2), which takes in
-// both control bytes and bytes >= 0x80. t and u are scratch.
+// SPECIAL sets the bits of r for the bytes of x that are not copied
+// verbatim: '"' (X0), '\\' (X1), or below 0x20 as signed bytes (X2), which
+// takes in both control bytes and bytes >= 0x80. t and u are scratch.
 #define SPECIAL(x, t, u, r) \
-	MOVOU    x, t    \
-	PCMPEQB  X0, t   \
-	MOVOU    x, u    \
-	PCMPEQB  X1, u   \
-	POR      u, t    \
-	MOVOU    X2, u   \
-	PCMPGTB  x, u    \
-	POR      u, t    \
+	MOVOU    x, t  \
+	PCMPEQB  X0, t \
+	MOVOU    x, u  \
+	PCMPEQB  X1, u \
+	POR      u, t  \
+	MOVOU    X2, u \
+	PCMPGTB  x, u  \
+	POR      u, t  \
 	PMOVMSKB t, r
 
-// func copyPlainSSE2(dst []byte, s string) int
+// func escapeASCII(dst []byte, s string) (read, written int)
 //
-// Requires len(s) >= 16 and len(dst) >= len(s). Each block is stored to dst
-// before it is checked; the stored bytes are bytes of s at their own index.
-TEXT ·copyPlainSSE2(SB), NOSPLIT, $0-48
+// See escapeASCII in plain_amd64.go for the contract. Registers:
+// SI, R9 = s, len(s); DI = dst; AX = bytes read; DX = bytes written;
+// R11 = slack, the room in dst beyond a verbatim copy of the unread bytes;
+// R10 = &shortEscape.
+//
+// Plain text is handled 32 or 16 bytes at a time: each block is stored to
+// dst before it is checked, and only the bytes before its first special
+// byte count as written. The room for the unread bytes always covers a whole
+// block. The last bytes (fewer than 16) go one at a time, so s is never read
+// past its end.
+TEXT ·escapeASCII(SB), NOSPLIT, $0-56
 	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), R11
 	MOVQ s_base+24(FP), SI
 	MOVQ s_len+32(FP), R9
+	SUBQ R9, R11
 
 	MOVQ       $0x2222222222222222, AX
 	MOVQ       AX, X0
@@ -34,57 +44,101 @@ TEXT ·copyPlainSSE2(SB), NOSPLIT, $0-48
 	MOVQ       $0x2020202020202020, AX
 	MOVQ       AX, X2
 	PUNPCKLQDQ X2, X2
+	LEAQ       ·shortEscape(SB), R10
 
-	XORQ AX, AX // index of the next unchecked byte
+	XORQ AX, AX
+	XORQ DX, DX
 
-loop32:
-	LEAQ  32(AX), DX
-	CMPQ  DX, R9
+block32:
+	LEAQ  32(AX), BX
+	CMPQ  BX, R9
 	JA    block16
 	MOVOU (SI)(AX*1), X3
 	MOVOU 16(SI)(AX*1), X4
-	MOVOU X3, (DI)(AX*1)
-	MOVOU X4, 16(DI)(AX*1)
+	MOVOU X3, (DI)(DX*1)
+	MOVOU X4, 16(DI)(DX*1)
 	SPECIAL(X3, X5, X6, BX)
 	SPECIAL(X4, X7, X8, R8)
 	SHLQ  $16, R8
 	ORQ   R8, BX
 	JNZ   found
-	MOVQ  DX, AX
-	JMP   loop32
+	ADDQ  $32, AX
+	ADDQ  $32, DX
+	JMP   block32
 
 block16:
-	LEAQ  16(AX), DX
-	CMPQ  DX, R9
-	JA    last16
+	LEAQ  16(AX), BX
+	CMPQ  BX, R9
+	JA    tail
 	MOVOU (SI)(AX*1), X3
-	MOVOU X3, (DI)(AX*1)
+	MOVOU X3, (DI)(DX*1)
 	SPECIAL(X3, X5, X6, BX)
 	TESTQ BX, BX
 	JNZ   found
-	MOVQ  DX, AX
+	ADDQ  $16, AX
+	ADDQ  $16, DX
 
-last16:
-	// Fewer than 16 bytes are left: check the last 16 bytes of s, whose
-	// bytes before AX are plain and already copied, and drop their bits.
-	CMPQ  AX, R9
-	JEQ   all
-	LEAQ  -16(R9), DX
-	MOVOU (SI)(DX*1), X3
-	MOVOU X3, (DI)(DX*1)
-	SPECIAL(X3, X5, X6, BX)
-	MOVQ  AX, CX
-	SUBQ  DX, CX
-	SHRQ  CX, BX
-	TESTQ BX, BX
-	JZ    all
+tail:
+	CMPQ    AX, R9
+	JEQ     done
+	MOVBLZX (SI)(AX*1), BX
+	CMPQ    BX, $0x80
+	JAE     done               // not ASCII: the caller validates UTF-8
+	MOVBLZX (R10)(BX*1), CX
+	TESTQ   CX, CX
+	JNZ     escape
+	MOVB    BX, (DI)(DX*1)
+	INCQ    AX
+	INCQ    DX
+	JMP     tail
 
 found:
-	BSFQ BX, BX
-	ADDQ BX, AX
-	MOVQ AX, ret+40(FP)
-	RET
+	// BX holds the block's special-byte bits; the lowest is the first.
+	BSFQ    BX, BX
+	ADDQ    BX, AX
+	ADDQ    BX, DX
+	MOVBLZX (SI)(AX*1), BX
+	CMPQ    BX, $0x80
+	JAE     done
+	MOVBLZX (R10)(BX*1), CX
 
-all:
-	MOVQ R9, ret+40(FP)
+escape:
+	// BX is an ASCII byte to escape and CX its shortEscape letter. An
+	// escape uses up to five bytes of slack; with less, the caller grows
+	// dst and calls again.
+	CMPQ R11, $5
+	JLT  done
+	CMPQ CX, $'u'
+	JEQ  unicode
+	SHLQ $8, CX
+	ORQ  $'\\', CX
+	MOVW CX, (DI)(DX*1)
+	INCQ AX
+	ADDQ $2, DX
+	DECQ R11
+	JMP  block32
+
+unicode:
+	// \u00XX with uppercase hex; BX < 0x20, so the high digit is 0 or 1.
+	MOVL $0x3030755c, (DI)(DX*1) // `\u00`
+	MOVQ BX, CX
+	SHRQ $4, CX
+	ADDQ $'0', CX
+	MOVB CX, 4(DI)(DX*1)
+	ANDQ $15, BX
+	ADDQ $'0', BX
+	CMPQ BX, $'9'
+	JLE  digit
+	ADDQ $('A'-'9'-1), BX
+
+digit:
+	MOVB BX, 5(DI)(DX*1)
+	INCQ AX
+	ADDQ $6, DX
+	SUBQ $5, R11
+	JMP  block32
+
+done:
+	MOVQ AX, read+40(FP)
+	MOVQ DX, written+48(FP)
 	RET

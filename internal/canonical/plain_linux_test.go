@@ -7,9 +7,9 @@ import (
 	"unsafe"
 )
 
-// copyPlain reads whole blocks; strings that end right before an unmapped
-// page prove it never reads past the end of s (a stray read faults).
-func TestCopyPlainAtPageEnd(t *testing.T) {
+// The scanners read whole blocks; strings that end right before an unmapped
+// page prove they never read past the end of s (a stray read faults).
+func TestEscapeASCIIAtPageEnd(t *testing.T) {
 	page := syscall.Getpagesize()
 	mem, err := syscall.Mmap(-1, 0, 2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
@@ -25,8 +25,8 @@ func TestCopyPlainAtPageEnd(t *testing.T) {
 			mem[page-1] = last
 			b := mem[page-n : page]
 			s := unsafe.String(unsafe.SliceData(b), len(b))
-			checkCopyPlain(t, "copyPlain", copyPlain, s)
-			checkCopyPlain(t, "copyPlainWords", copyPlainWords, s)
+			checkCopyPlain(t, s)
+			checkEscapeASCII(t, s, 8)
 		}
 	}
 }

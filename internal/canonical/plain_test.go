@@ -1,12 +1,13 @@
 package canonical
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
-// plainPrefixLen is the byte-at-a-time count copyPlain must return.
+// plainPrefixLen is the byte-at-a-time count copyPlainWords must return.
 func plainPrefixLen(s string) int {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= utf8.RuneSelf || shortEscape[c] != 0 {
@@ -16,57 +17,126 @@ func plainPrefixLen(s string) int {
 	return len(s)
 }
 
-// checkCopyPlain runs copy on s into a destination filled with a marker and
-// checks the count, the copied prefix, and that every byte written is the
-// byte of s at that index.
-func checkCopyPlain(t *testing.T, name string, copy func([]byte, string) int, s string) {
+const marker = 0xA5
+
+// checkCopyPlain runs copyPlainWords on s into a destination filled with a
+// marker and checks the count, the copied prefix, and that every byte
+// written is the byte of s at that index.
+func checkCopyPlain(t *testing.T, s string) {
 	t.Helper()
-	const marker = 0xA5
-	dst := make([]byte, len(s)+32)
-	for i := range dst {
-		dst[i] = marker
-	}
-	got := copy(dst[:len(s)], s)
+	dst := bytes.Repeat([]byte{marker}, len(s)+32)
+	got := copyPlainWords(dst[:len(s)], s)
 	if want := plainPrefixLen(s); got != want {
-		t.Fatalf("%s(%q) = %d; want %d", name, s, got, want)
+		t.Fatalf("copyPlainWords(%q) = %d; want %d", s, got, want)
 	}
 	for i, b := range dst {
 		switch {
 		case i < got && b != s[i]:
-			t.Fatalf("%s(%q): byte %d not copied", name, s, i)
+			t.Fatalf("copyPlainWords(%q): byte %d not copied", s, i)
 		case i >= len(s) && b != marker:
-			t.Fatalf("%s(%q): wrote byte %d past len(s)", name, s, i)
+			t.Fatalf("copyPlainWords(%q): wrote byte %d past len(s)", s, i)
 		case i < len(s) && b != marker && b != s[i]:
-			t.Fatalf("%s(%q): byte %d = %#x, not a byte of s", name, s, i, b)
+			t.Fatalf("copyPlainWords(%q): byte %d = %#x, not a byte of s", s, i, b)
 		}
 	}
 }
 
-// Every special byte value at every offset of strings of every length up to
-// 80 (several 32-byte blocks plus every tail), and fully plain strings.
-func TestCopyPlainEveryOffsetAndLength(t *testing.T) {
-	specials := []byte{0, '\n', 0x1f, '"', '\\', 0x80, 0xc3, 0xff}
-	plains := []byte{' ', '!', '#', '[', ']', 'a', '~', 0x7f}
-	impls := map[string]func([]byte, string) int{"copyPlain": copyPlain, "copyPlainWords": copyPlainWords}
-	for name, copy := range impls {
-		for n := range 81 {
-			base := []byte(strings.Repeat("x", n))
-			for i := range base {
-				base[i] = plains[i%len(plains)]
+// referenceEscapeASCII is escapeASCII one byte at a time.
+func referenceEscapeASCII(s string, slack int) (out []byte, read int) {
+	for ; read < len(s); read++ {
+		c := s[read]
+		if c >= utf8.RuneSelf {
+			break
+		}
+		if shortEscape[c] == 0 {
+			out = append(out, c)
+			continue
+		}
+		if slack < 5 {
+			break
+		}
+		esc, _ := referenceString(string(c))
+		esc = esc[1 : len(esc)-1]
+		out = append(out, esc...)
+		slack -= len(esc) - 1
+	}
+	return out, read
+}
+
+// checkEscapeASCII runs both escapeASCII forms on s with the given slack and
+// checks them against the reference, and that nothing is written past dst.
+func checkEscapeASCII(t *testing.T, s string, slack int) {
+	t.Helper()
+	want, wantRead := referenceEscapeASCII(s, slack)
+	impls := []struct {
+		name string
+		fn   func([]byte, string) (int, int)
+	}{{"escapeASCII", escapeASCII}, {"escapeASCIIWords", escapeASCIIWords}}
+	for _, impl := range impls {
+		room := bytes.Repeat([]byte{marker}, len(s)+slack+32)
+		read, written := impl.fn(room[:len(s)+slack], s)
+		if read != wantRead || !bytes.Equal(room[:written], want) {
+			t.Fatalf("%s(%q, slack %d) = %q (read %d); want %q (read %d)",
+				impl.name, s, slack, room[:written], read, want, wantRead)
+		}
+		for i := len(s) + slack; i < len(room); i++ {
+			if room[i] != marker {
+				t.Fatalf("%s(%q, slack %d) wrote byte %d past dst", impl.name, s, slack, i)
 			}
-			checkCopyPlain(t, name, copy, string(base))
-			for off := range n {
-				for _, c := range specials {
-					b := append([]byte(nil), base...)
-					b[off] = c
-					checkCopyPlain(t, name, copy, string(b))
-					// A second special later must not move the answer.
-					if off+1 < n {
-						b[n-1] = '"'
-						checkCopyPlain(t, name, copy, string(b))
+		}
+	}
+}
+
+var (
+	testSpecials = []byte{0, '\b', '\n', 0x1f, '"', '\\', 0x80, 0xc3, 0xff}
+	testPlains   = []byte{' ', '!', '#', '/', '[', ']', 'a', '~', 0x7f}
+)
+
+// plainString is n plain bytes of varied values.
+func plainString(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = testPlains[i%len(testPlains)]
+	}
+	return b
+}
+
+// Every special byte at every offset of strings of every length up to 80
+// (several 32-byte blocks plus every tail), alone and followed by a second
+// special, with too little and enough slack for escapes.
+func TestEscapeASCIIEveryOffsetAndLength(t *testing.T) {
+	for n := range 81 {
+		base := plainString(n)
+		checkCopyPlain(t, string(base))
+		for _, slack := range []int{0, 4, 5, 6, 64} {
+			checkEscapeASCII(t, string(base), slack)
+		}
+		for off := range n {
+			for _, c := range testSpecials {
+				b := append([]byte(nil), base...)
+				b[off] = c
+				checkCopyPlain(t, string(b))
+				for _, slack := range []int{0, 5, 10, 64} {
+					checkEscapeASCII(t, string(b), slack)
+				}
+				for _, second := range []int{off + 1, n - 1} {
+					if second > off && second < n {
+						b[second] = '\x01'
+						checkCopyPlain(t, string(b))
+						for _, slack := range []int{5, 9, 10, 64} {
+							checkEscapeASCII(t, string(b), slack)
+						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// Runs of escapes use up the slack partway through.
+func TestEscapeASCIISlackRunsOut(t *testing.T) {
+	s := strings.Repeat("ab\"\x01cdefghijklmnopqrstuvwxyz0123456789\n", 8)
+	for slack := range 80 {
+		checkEscapeASCII(t, s, slack)
 	}
 }
