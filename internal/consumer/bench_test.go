@@ -66,14 +66,18 @@ func (l *latencies) wait(b *testing.B) {
 	}
 }
 
-// report adds req/s, p50 and p99 to the benchmark and returns req/s.
-func (l *latencies) report(b *testing.B, elapsed time.Duration, prefix string) float64 {
+// report adds req/s, p50, p99 and the process CPU per request (the
+// embedded server's included) to the benchmark and returns req/s and CPU
+// per request.
+func (l *latencies) report(b *testing.B, elapsed, cpu time.Duration, prefix string) (rps float64, cpuPerReq time.Duration) {
 	slices.Sort(l.took)
-	rps := float64(len(l.took)) / elapsed.Seconds()
+	rps = float64(len(l.took)) / elapsed.Seconds()
+	cpuPerReq = cpu / time.Duration(len(l.took))
 	b.ReportMetric(rps, prefix+"req/s")
+	b.ReportMetric(float64(cpuPerReq.Microseconds())/1000, prefix+"cpu_ms/req")
 	b.ReportMetric(float64(l.took[len(l.took)/2].Microseconds())/1000, prefix+"p50_ms")
 	b.ReportMetric(float64(l.took[len(l.took)*99/100].Microseconds())/1000, prefix+"p99_ms")
-	return rps
+	return rps, cpuPerReq
 }
 
 // benchBodies pre-builds n engine requests, one lane each.
@@ -101,7 +105,7 @@ func publishAll(b *testing.B, js jetstream.JetStream, subject string, bodies [][
 	}
 }
 
-func benchProcessor(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string) float64 {
+func benchProcessor(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string) (float64, time.Duration) {
 	return benchProcessorBodies(b, cfg, c, s, run, func(i int) []byte {
 		return engineBody(b, fmt.Sprintf("%s-%d", run, i), fmt.Sprintf("%s-lane-%d", run, i), "", 24, nil)
 	})
@@ -109,7 +113,7 @@ func benchProcessor(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, 
 
 // benchProcessorBodies runs b.N requests made by body(i), with request id
 // "<run>-<i>", through a processor on a fresh embedded server.
-func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, body func(int) []byte) float64 {
+func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, body func(int) []byte) (float64, time.Duration) {
 	srv := testenv.NATS(b, testenv.Options{})
 	e := newEnv(b, srv.JetStream(b), 1)
 	e.realEngine = true
@@ -139,15 +143,15 @@ func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summar
 	quiet := cfg
 	e.startQuiet(b, quiet, c, s)
 	b.ResetTimer()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), processCPU()
 	publishAll(b, e.js, topology.SubjectRequested, bodies, ids, l)
 	l.wait(b)
-	elapsed := time.Since(t0)
+	elapsed, cpu := time.Since(t0), processCPU()-cpu0
 	b.StopTimer()
-	return l.report(b, elapsed, "")
+	return l.report(b, elapsed, cpu, "")
 }
 
-func benchBaseline(b *testing.B, workers int, prefix string) float64 {
+func benchBaseline(b *testing.B, workers int, prefix string) (float64, time.Duration) {
 	srv := testenv.NATS(b, testenv.Options{})
 	js := srv.JetStream(b)
 	ctx := context.Background()
@@ -227,12 +231,12 @@ func benchBaseline(b *testing.B, workers int, prefix string) float64 {
 		}
 	}()
 	b.ResetTimer()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), processCPU()
 	publishAll(b, js, "base.req", bodies, ids, l)
 	l.wait(b)
-	elapsed := time.Since(t0)
+	elapsed, cpu := time.Since(t0), processCPU()-cpu0
 	b.StopTimer()
-	return l.report(b, elapsed, prefix)
+	return l.report(b, elapsed, cpu, prefix)
 }
 
 func benchConfig(workers int) Config {
@@ -245,20 +249,21 @@ func benchConfig(workers int) Config {
 }
 
 // BenchmarkJetStreamBaseline is the JetStream work alone.
-func BenchmarkJetStreamBaseline(b *testing.B) { benchBaseline(b, benchWorkers, "") }
+func BenchmarkJetStreamBaseline(b *testing.B) { _, _ = benchBaseline(b, benchWorkers, "") }
 
 // BenchmarkProcessor is the full processor with the offline summarizer.
 func BenchmarkProcessor(b *testing.B) {
-	benchProcessor(b, benchConfig(benchWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()), "proc")
+	_, _ = benchProcessor(b, benchConfig(benchWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()), "proc")
 }
 
 // BenchmarkProcessorVsBaseline runs both on the same number of requests and
 // reports processor req/s ÷ baseline req/s (goal ≥ 0.5).
 func BenchmarkProcessorVsBaseline(b *testing.B) {
-	base := benchBaseline(b, benchWorkers, "base_")
-	proc := benchProcessor(b, benchConfig(benchWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()), "ratio")
+	base, baseCPU := benchBaseline(b, benchWorkers, "base_")
+	proc, procCPU := benchProcessor(b, benchConfig(benchWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()), "ratio")
 	b.ReportMetric(proc/base, "ratio")
-	b.Logf("n=%d baseline %.0f req/s, processor %.0f req/s, ratio %.3f", b.N, base, proc, proc/base)
+	b.ReportMetric(float64(procCPU)/float64(baseCPU), "cpu_ratio")
+	b.Logf("n=%d baseline %.0f req/s %v CPU/req, processor %.0f req/s %v CPU/req, ratio %.3f", b.N, base, baseCPU, proc, procCPU, proc/base)
 }
 
 // BenchmarkSlowModel200ms measures throughput with a model of fixed 200 ms
@@ -266,7 +271,7 @@ func BenchmarkProcessorVsBaseline(b *testing.B) {
 // workers / latency = 160 req/s (goal ≥ 0.9 × that, per model call).
 func BenchmarkSlowModel200ms(b *testing.B) {
 	slow := &testSummarizer{delay: 200 * time.Millisecond, inner: offline.New(offline.DefaultOptions())}
-	rps := benchProcessor(b, benchConfig(32), EngineCompactor{}, slow, "slow")
+	rps, _ := benchProcessor(b, benchConfig(32), EngineCompactor{}, slow, "slow")
 	calls := float64(slow.calls.Load()) / float64(b.N)
 	b.ReportMetric(calls, "model_calls/req")
 	b.ReportMetric(rps*calls/(32/0.2), "of_ideal")
@@ -278,7 +283,7 @@ func BenchmarkSlowModel200ms(b *testing.B) {
 // per-request payload work is small.
 func BenchmarkSlowModel200msSmallLanes(b *testing.B) {
 	slow := &testSummarizer{delay: 200 * time.Millisecond}
-	rps := benchProcessorBodies(b, benchConfig(32), testCompactor{}, slow, "small", func(i int) []byte {
+	rps, _ := benchProcessorBodies(b, benchConfig(32), testCompactor{}, slow, "small", func(i int) []byte {
 		return reqSpec{id: fmt.Sprintf("small-%d", i), lane: fmt.Sprintf("small-lane-%d", i), events: 4}.testBody()
 	})
 	b.ReportMetric(rps/(32/0.2), "of_ideal")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
@@ -23,7 +24,9 @@ const (
 	stepLedgerFinal      = "ledger_final"
 )
 
-// crashSteps lists every commit step in order, for crash tests.
+// crashSteps lists every commit step in order, for crash tests. The last
+// two run concurrently (finishActivation), so a crash at either may find
+// the other done or not.
 var crashSteps = []string{stepSummaryRequested, stepLedgerStored, stepCheckpointStored, stepHeadAdvanced, stepOutboxPublished, stepLedgerFinal}
 
 // compact is the innermost handler: it runs one request to its outcome.
@@ -308,26 +311,36 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 
 // finishActivation publishes the committed records now (written and
 // revision, when this delivery wrote the head; else the relay reads the
-// head), records the outcome in the ledger and lets the message be acked. A
-// failed publish is left to the relay, which retries it; the ledger's
-// outcome lets a repeat re-publish the activated event under its id.
+// head) and, at the same time, records the outcome in the ledger; then the
+// message may be acked. Neither waits for the other because either order
+// recovers: the head keeps the records until they are published (the relay
+// finishes them after a crash), and a ledger still at stored makes a
+// redelivery find the activated head and record the outcome. A failed
+// publish is left to the relay, which retries it; the ledger's outcome lets
+// a repeat re-publish the activated event under its id.
 func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lanes.Head, written *lanes.Head, revision uint64) error {
-	if err := p.deliverOutbox(ctx, plan.Lane, written, revision); err != nil {
-		p.log.Debug("consumer: inline outbox delivery failed; the relay retries", "err", err)
-	}
-	if err := p.crashPoint(stepOutboxPublished); err != nil {
-		return err
-	}
+	var published error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := p.deliverOutbox(ctx, plan.Lane, written, revision); err != nil {
+			p.log.Debug("consumer: inline outbox delivery failed; the relay retries", "err", err)
+		}
+		published = p.crashPoint(stepOutboxPublished)
+	})
 	outcome := plan.Outbox[0]
 	err := p.updateEntry(ctx, d, func(e *ledger.Entry) {
 		e.State, e.Outcome, e.Plan, e.Checkpoint = ledger.Activated, &outcome, nil, nil
 		closeAttempt(e, nil)
 	})
-	if err != nil {
+	if err == nil {
+		err = p.crashPoint(stepLedgerFinal)
+	}
+	wg.Wait()
+	if err := errors.Join(published, err); err != nil {
 		return err
 	}
 	d.status = statusActivated
-	return p.crashPoint(stepLedgerFinal)
+	return nil
 }
 
 // deliverOutbox hands the head this delivery wrote to the relay with its

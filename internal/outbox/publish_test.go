@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -103,5 +105,58 @@ func TestDeliverCommittedFailureKeepsRecords(t *testing.T) {
 				t.Fatalf("attempted %v, want %d", pub.sent, tc.wantTry)
 			}
 		})
+	}
+}
+
+// While Run runs, DeliverCommitted returns once the records are published
+// and the relay writes the cleared value itself; the clears still queued
+// when Run stops are written before Run returns.
+func TestDeliverCommittedQueuesClearWhileRunning(t *testing.T) {
+	f := newFixture(t)
+	r, err := NewRelay(f.kv, f.js, DefaultRelayConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	testenv.Eventually(t, 5*time.Second, func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if !r.clearing {
+			return errors.New("clear loop not running yet")
+		}
+		return nil
+	})
+	const lanes = 20
+	for i := range lanes {
+		key := fmt.Sprintf("lane-q%d", i)
+		records := []Record{rec(key + ":activated"), harvestRec("harvest:" + key)}
+		rev := f.put(t, key, records...)
+		cleared, _ := json.Marshal(map[string]any{"lane": key, "generation": 7, "outbox": []Record{}})
+		if err := r.DeliverCommitted(context.Background(), key, records, cleared, rev); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.events(t); got[key+":activated"] != 1 {
+			t.Fatalf("%s not published when DeliverCommitted returned: %v", key, got)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for i := range lanes {
+		if n, _ := f.pending(t, fmt.Sprintf("lane-q%d", i)); n != 0 {
+			t.Fatalf("lane-q%d: %d records left after Run returned", i, n)
+		}
+	}
+	// Once Run returned nothing is queued: the writer clears inline.
+	records := []Record{rec("after:activated")}
+	rev := f.put(t, "lane-after", records...)
+	if err := r.DeliverCommitted(context.Background(), "lane-after", records, []byte(`{"outbox":[]}`), rev); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.pending(t, "lane-after"); n != 0 {
+		t.Fatalf("%d records left after an inline clear", n)
 	}
 }

@@ -30,6 +30,10 @@ type RelayConfig struct {
 	// that committed them (DeliverCommitted) before delivering them itself
 	// (0..1m). Records a crash left behind are delivered after it.
 	Grace time.Duration
+	// QueuedClears bounds the cleared values DeliverCommitted leaves to the
+	// running relay instead of writing them itself (0..1e6; 0: the writer
+	// always clears). When the queue is full the writer clears inline.
+	QueuedClears int
 	// OnPublish, when set, is called after each record's PubAck with the
 	// time since its value was committed (metrics).
 	OnPublish func(rec Record, lag time.Duration)
@@ -37,7 +41,7 @@ type RelayConfig struct {
 
 // DefaultRelayConfig returns the configuration Cairn runs with.
 func DefaultRelayConfig() RelayConfig {
-	return RelayConfig{ClearAttempts: 10, RetryInterval: time.Second, MaxRetryKeys: 10000, Grace: 2 * time.Second}
+	return RelayConfig{ClearAttempts: 10, RetryInterval: time.Second, MaxRetryKeys: 10000, Grace: 2 * time.Second, QueuedClears: 1024}
 }
 
 // Validate names the first field out of bounds.
@@ -51,6 +55,8 @@ func (c RelayConfig) Validate() error {
 		return fmt.Errorf("outbox: MaxRetryKeys must be 1..1000000, got %d", c.MaxRetryKeys)
 	case c.Grace < 0 || c.Grace > time.Minute:
 		return fmt.Errorf("outbox: Grace must be 0..1m, got %s", c.Grace)
+	case c.QueuedClears < 0 || c.QueuedClears > 1_000_000:
+		return fmt.Errorf("outbox: QueuedClears must be 0..1000000, got %d", c.QueuedClears)
 	}
 	return nil
 }
@@ -68,6 +74,12 @@ type Relay struct {
 	log *slog.Logger
 
 	stripes [lockStripes]sync.Mutex
+
+	// clears holds cleared values whose records are published, for the
+	// clear loop to write; clearing says whether that loop runs (guarded by
+	// mu, so nothing is queued after it stopped).
+	clears   chan pendingClear
+	clearing bool
 
 	mu      sync.Mutex
 	retry   map[string]struct{}
@@ -94,7 +106,7 @@ func NewRelay(kv jetstream.KeyValue, pub Publisher, cfg RelayConfig, log *slog.L
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Relay{kv: kv, pub: pub, cfg: cfg, log: log, retry: map[string]struct{}{},
-		waiting: map[string]sighting{}, done: map[string]uint64{}}, nil
+		waiting: map[string]sighting{}, done: map[string]uint64{}, clears: make(chan pendingClear, cfg.QueuedClears)}, nil
 }
 
 // Run watches the bucket until ctx ends. The watch first delivers every
@@ -104,6 +116,8 @@ func NewRelay(kv jetstream.KeyValue, pub Publisher, cfg RelayConfig, log *slog.L
 // DeliverCommitted). Keys whose delivery fails are retried every
 // RetryInterval. Run returns nil when ctx ends.
 func (r *Relay) Run(ctx context.Context) error {
+	stopClearing := r.startClearing(ctx)
+	defer stopClearing()
 	ticker := time.NewTicker(r.cfg.RetryInterval)
 	defer ticker.Stop()
 	initial := true
@@ -247,6 +261,7 @@ func (r *Relay) retryPending(ctx context.Context) {
 // shutdown or an explicit sweep. It returns the errors of the keys it could
 // not finish, joined.
 func (r *Relay) Flush(ctx context.Context) error {
+	r.clearQueued(ctx)
 	lister, err := r.kv.ListKeys(ctx)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrNoKeysFound) {
@@ -291,12 +306,16 @@ func (r *Relay) Deliver(ctx context.Context, key string) error {
 
 // DeliverCommitted is Deliver for the writer that just committed a value
 // at revision: it publishes records (the value's pending records, which
-// the writer knows) without reading the key, then writes cleared (the same
-// value without those records) by compare-and-swap on revision, and marks
-// the key delivered so the watch does not repeat the work. If the value
-// changed meanwhile it falls back to re-reading and removing the records.
-// A failure leaves the records to the watch, which delivers them after its
-// grace period.
+// the writer knows) without reading the key, then has cleared (the same
+// value without those records) written by compare-and-swap on revision,
+// and marks the key delivered so the watch does not repeat the work. It
+// returns once every record is published: while Run is running the clear
+// is queued for Run's clear loop, so the writer does not wait for it (a
+// crash before it is written leaves published records that the next start
+// publishes again under the same Nats-Msg-Id, which the duplicate window
+// absorbs). If the value changed meanwhile the clear falls back to
+// re-reading and removing the records. A failure leaves the records to the
+// watch, which delivers them after its grace period.
 func (r *Relay) DeliverCommitted(ctx context.Context, key string, records []Record, cleared []byte, revision uint64) error {
 	lock := r.stripe(key)
 	lock.Lock()
@@ -309,15 +328,117 @@ func (r *Relay) DeliverCommitted(ctx context.Context, key string, records []Reco
 	if err != nil {
 		return err
 	}
-	rev, err := r.kv.Update(ctx, key, cleared, revision)
+	job := pendingClear{key: key, cleared: cleared, revision: revision, published: published}
+	if r.queueClear(job) {
+		return nil
+	}
+	return r.writeClear(ctx, job)
+}
+
+// pendingClear is a committed value's cleared form, written once its
+// records are published.
+type pendingClear struct {
+	key       string
+	cleared   []byte
+	revision  uint64
+	published map[string]bool
+}
+
+// writeClear writes job.cleared by compare-and-swap, or removes the
+// published records from the key's latest value if it changed. The caller
+// holds the key's stripe lock.
+func (r *Relay) writeClear(ctx context.Context, job pendingClear) error {
+	rev, err := r.kv.Update(ctx, job.key, job.cleared, job.revision)
 	if err == nil {
-		r.markDone(key, rev)
+		r.markDone(job.key, rev)
 		return nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return fmt.Errorf("outbox: clear %s: %w", key, err)
+		return fmt.Errorf("outbox: clear %s: %w", job.key, err)
 	}
-	return r.clearLatest(ctx, key, published)
+	return r.clearLatest(ctx, job.key, job.published)
+}
+
+// queueClear hands job to the clear loop; it reports false when the loop
+// is not running or its queue is full.
+func (r *Relay) queueClear(job pendingClear) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.clearing {
+		return false
+	}
+	select {
+	case r.clears <- job:
+		return true
+	default:
+		return false
+	}
+}
+
+// clearTimeout bounds the clears written after Run's context ended.
+const clearTimeout = 10 * time.Second
+
+// startClearing starts the clear loop; the returned function stops
+// queueing, writes what is still queued (bounded by clearTimeout) and
+// waits for the loop.
+func (r *Relay) startClearing(ctx context.Context) (stop func()) {
+	r.mu.Lock()
+	r.clearing = true
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case job := <-r.clears:
+				r.clearOne(ctx, job)
+			}
+		}
+	}()
+	return func() {
+		<-done
+		r.mu.Lock()
+		r.clearing = false
+		r.mu.Unlock()
+		finish, cancel := context.WithTimeout(context.WithoutCancel(ctx), clearTimeout)
+		defer cancel()
+		r.clearQueued(finish)
+	}
+}
+
+// clearQueued writes every queued clear without waiting for more.
+func (r *Relay) clearQueued(ctx context.Context) {
+	for {
+		select {
+		case job := <-r.clears:
+			r.clearOne(ctx, job)
+		default:
+			return
+		}
+	}
+}
+
+// clearOne writes one queued clear under its key's lock; a failure leaves
+// the key to the retry pass, which publishes again (absorbed by the
+// duplicate window) and clears.
+func (r *Relay) clearOne(ctx context.Context, job pendingClear) {
+	lock := r.stripe(job.key)
+	lock.Lock()
+	err := r.writeClear(ctx, job)
+	lock.Unlock()
+	if err == nil {
+		return
+	}
+	r.log.Warn("outbox: clearing published records failed; will retry", "key", job.key, "err", err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.retry) < r.cfg.MaxRetryKeys {
+		r.retry[job.key] = struct{}{}
+	} else {
+		r.rescan = true
+	}
 }
 
 // clearLatest re-reads key and removes the published records from its
