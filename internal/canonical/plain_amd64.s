@@ -26,8 +26,8 @@
 // Plain text is handled 32 or 16 bytes at a time: each block is stored to
 // dst before it is checked, and only the bytes before its first special
 // byte count as written. The room for the unread bytes always covers a whole
-// block. The last bytes (fewer than 16) go one at a time, so s is never read
-// past its end.
+// block. The last bytes (fewer than 16) are loaded in smaller pieces that
+// end at the end of s, so s is never read past its end.
 TEXT ·escapeASCII(SB), NOSPLIT, $0-56
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), R11
@@ -79,8 +79,62 @@ block16:
 	ADDQ  $16, DX
 
 tail:
-	CMPQ    AX, R9
-	JEQ     done
+	// Fewer than 16 bytes are left (CX of them). From 4 up they are copied
+	// and checked as two overlapping loads, the first at AX and the second
+	// ending at the end of s; the special bits of the second are moved to
+	// the places of its bytes, which may overlap bits of the first.
+	MOVQ R9, CX
+	SUBQ AX, CX
+	JZ   done
+	LEAQ (DI)(DX*1), R13
+	CMPQ CX, $8
+	JB   tail4
+	MOVQ (SI)(AX*1), R8
+	MOVQ -8(SI)(R9*1), R12
+	MOVQ R8, (R13)
+	MOVQ R12, -8(R13)(CX*1)
+	MOVQ R8, X3
+	MOVQ R12, X4
+	PUNPCKLQDQ X4, X3
+	SPECIAL(X3, X5, X6, BX)
+	MOVQ BX, R8
+	ANDQ $0xFF, BX
+	SHRQ $8, R8
+	SUBQ $8, CX
+	SHLQ CX, R8
+	ADDQ $8, CX
+	ORQ  R8, BX
+	JNZ  found
+	ADDQ CX, AX
+	ADDQ CX, DX
+	JMP  done
+
+tail4:
+	CMPQ CX, $4
+	JB   tail1
+	MOVL (SI)(AX*1), R8
+	MOVL -4(SI)(R9*1), R12
+	MOVL R8, (R13)
+	MOVL R12, -4(R13)(CX*1)
+	SHLQ $32, R12
+	ORQ  R12, R8
+	MOVQ R8, X3 // the upper eight bytes are zero, so flagged: masked off
+	SPECIAL(X3, X5, X6, BX)
+	MOVQ BX, R8
+	ANDQ $0xF, BX
+	SHRQ $4, R8
+	ANDQ $0xF, R8
+	SUBQ $4, CX
+	SHLQ CX, R8
+	ADDQ $4, CX
+	ORQ  R8, BX
+	JNZ  found
+	ADDQ CX, AX
+	ADDQ CX, DX
+	JMP  done
+
+tail1:
+	// One to three bytes: one at a time.
 	MOVBLZX (SI)(AX*1), BX
 	CMPQ    BX, $0x80
 	JAE     done               // not ASCII: the caller validates UTF-8
