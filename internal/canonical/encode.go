@@ -7,9 +7,11 @@
 package canonical
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"math"
 	"slices"
 	"strconv"
@@ -76,6 +78,10 @@ type encoder struct {
 	keys   []string
 	pairs  []member
 	orders keyOrders
+
+	// digest and sum serve EncodeHashWithout, which hashes two pieces.
+	digest hash.Hash
+	sum    [sha256.Size]byte
 }
 
 func notCanonical(format string, args ...any) error {

@@ -42,10 +42,26 @@ func Hash(v any) (string, error) {
 	return HashBytes(e.buf), nil
 }
 
+// resetDigest readies the encoder's digest, which is kept with the pooled
+// encoder so EncodeHashWithout allocates nothing for it.
+func (e *encoder) resetDigest() {
+	if e.digest == nil {
+		e.digest = sha256.New()
+	}
+	e.digest.Reset()
+}
+
 // HashBytes returns the lowercase hex SHA-256 of b.
 func HashBytes(b []byte) string {
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return hexSum(sum[:])
+}
+
+// hexSum returns sum in lowercase hex with a single allocation.
+func hexSum(sum []byte) string {
+	var text [2 * sha256.Size]byte
+	hex.Encode(text[:], sum)
+	return string(text[:])
 }
 
 // EncodeHashWithout returns the canonical encoding of the object m and the
@@ -81,12 +97,13 @@ func EncodeHashWithout(m map[string]any, omit string) ([]byte, string, error) {
 		}
 	}
 	e.buf = append(e.buf, '}')
-	h := sha256.New()
+	e.resetDigest()
+	h := e.digest
 	if cutFrom < 0 {
 		h.Write(e.buf)
 	} else {
 		h.Write(e.buf[:cutFrom])
 		h.Write(e.buf[cutTo:])
 	}
-	return append([]byte(nil), e.buf...), hex.EncodeToString(h.Sum(nil)), nil
+	return append([]byte(nil), e.buf...), hexSum(h.Sum(e.sum[:0])), nil
 }
