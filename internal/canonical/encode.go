@@ -237,25 +237,58 @@ func (e *encoder) valuer(x Valuer, depth int) (err error) {
 // in key order; nested objects use the region above this one.
 func (e *encoder) mapAny(m map[string]any, depth int) error {
 	start := len(e.pairs)
-	e.collect(m)
+	order := e.collect(m)
 	members := e.pairs[start:]
+	var err error
+	if order != nil {
+		// Nested objects must not replace the order while it is in use.
+		order.busy++
+		err = e.membersWithKeys(members, order, depth)
+		order.busy--
+	} else {
+		err = e.members(members, depth)
+	}
+	// The members stay in the scratch above len until putEncoder clears
+	// it: they belong to the value being encoded anyway.
+	e.pairs = e.pairs[:start]
+	return err
+}
+
+// members writes an object's members, given in key order.
+func (e *encoder) members(ms []member, depth int) error {
 	e.buf = append(e.buf, '{')
-	for i := range members {
+	for i := range ms {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
-		if err := e.string(members[i].key); err != nil {
+		if err := e.string(ms[i].key); err != nil {
 			return err
 		}
 		e.buf = append(e.buf, ':')
-		if err := e.value(members[i].value, depth+1); err != nil {
+		if err := e.value(ms[i].value, depth+1); err != nil {
 			return err
 		}
 	}
 	e.buf = append(e.buf, '}')
-	// The members stay in the scratch above len until putEncoder clears
-	// it: they belong to the value being encoded anyway.
-	e.pairs = e.pairs[:start]
+	return nil
+}
+
+// membersWithKeys is members for an object with a kept key order, whose
+// keys are copied already encoded.
+func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error {
+	e.buf = append(e.buf, '{')
+	from := 0
+	for i := range ms {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = append(e.buf, order.enc[from:order.ends[i]]...)
+		from = order.ends[i]
+		if err := e.value(ms[i].value, depth+1); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
 	return nil
 }
 

@@ -3,6 +3,7 @@ package canonical
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -46,6 +47,25 @@ func TestKeyOrderSameSizeDifferentKeys(t *testing.T) {
 	})
 }
 
+// An object whose key is not valid UTF-8 is rejected whether or not an
+// object of its size was written before it, and does not spoil the order
+// kept for later objects.
+func TestKeyOrderInvalidKey(t *testing.T) {
+	good := map[string]any{"a": 1, "b": 2}
+	bad := map[string]any{"a": 1, "\xff": 2}
+	for _, v := range []any{
+		[]any{bad},
+		[]any{good, bad},
+		[]any{bad, good},
+		map[string]any{"a": bad, "b": 1},
+	} {
+		if _, err := Encode(v); !errors.Is(err, ErrNotCanonical) {
+			t.Errorf("Encode(%q) = %v; want ErrNotCanonical", v, err)
+		}
+	}
+	checkAgainstStd(t, []any{good, good})
+}
+
 // A map changed between encodings (same size, one key swapped) must not be
 // written with the old keys; nor must one that shrinks or grows.
 func TestKeyOrderMapMutated(t *testing.T) {
@@ -64,13 +84,17 @@ func TestKeyOrderMapMutated(t *testing.T) {
 // most of their keys.
 func TestKeyOrderRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	keys := []string{"a", "b", "c", "d", "e", "f", "aa", "ab", "", "zz"}
+	keys := []string{"a", "b", "c", "d", "e", "f", "aa", "ab", "", "zz", "q\"uote", "é", "t\tab"}
 	for range 200 {
 		var list []any
 		for range 20 {
 			m := map[string]any{}
 			for range r.IntN(len(keys) + 1) {
-				m[keys[r.IntN(len(keys))]] = r.IntN(100)
+				if r.IntN(4) == 0 {
+					m[keys[r.IntN(len(keys))]] = map[string]any{keys[r.IntN(len(keys))]: 1, "a": 2}
+				} else {
+					m[keys[r.IntN(len(keys))]] = r.IntN(100)
+				}
 			}
 			list = append(list, m)
 		}
