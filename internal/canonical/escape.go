@@ -61,7 +61,7 @@ func (e *encoder) string(s string) error {
 }
 
 // escapeRoom is the least room string leaves for escapes beyond the bytes
-// of s; escapeASCII needs five to write any escape.
+// of s; escapeASCII needs seven to write any escape (it may store a word).
 const escapeRoom = 64
 
 // ensure returns buf extended to its full capacity, which it grows first if
@@ -76,7 +76,7 @@ func ensure(buf []byte, n, need int) []byte {
 // escapeASCIIWords is the portable escapeASCII. It writes s to dst with the
 // escapes of string until it has read all of s, reaches a byte >= 0x80, or
 // reaches a byte to escape when the slack (the room in dst beyond a verbatim
-// copy of the unread bytes) is under five bytes; it returns how many bytes it
+// copy of the unread bytes) is under seven bytes; it returns how many bytes it
 // read and wrote. len(dst) >= len(s). Bytes of dst past those written may be
 // overwritten too.
 func escapeASCIIWords(dst []byte, s string) (read, written int) {
@@ -86,7 +86,7 @@ func escapeASCIIWords(dst []byte, s string) (read, written int) {
 		k := copyPlainWords(dst[n:], s[i:])
 		i += k
 		n += k
-		if i == len(s) || s[i] >= utf8.RuneSelf || slack < 5 {
+		if i == len(s) || s[i] >= utf8.RuneSelf || slack < 7 {
 			return i, n
 		}
 		k = writeEscape(dst[n:], s[i])

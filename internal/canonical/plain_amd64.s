@@ -16,19 +16,50 @@
 	POR      u, t  \
 	PMOVMSKB t, r
 
-// func escapeASCII(dst []byte, s string) (read, written int)
+// ESCAPE writes the escape of the special byte s[AX] at its place in dst,
+// or ends the call (at done, with AX on the byte) if it is not ASCII or the
+// slack is under seven bytes. The escape is stored as one word from
+// escapeWords, whose top byte is its length; the bytes past the escape are
+// overwritten by whatever is written next. It moves E and R13 past the
+// escape and takes its growth from the slack; AX is unchanged.
+#define ESCAPE \
+	MOVBLZX (SI)(AX*1), CX   \
+	CMPQ    CX, $0x80        \
+	JAE     done             \
+	CMPQ    R11, $7          \
+	JLT     done             \
+	MOVQ    (R10)(CX*8), CX  \
+	MOVQ    CX, (R13)(AX*1)  \
+	SHRQ    $56, CX          \
+	DECQ    CX               \
+	ADDQ    CX, R12          \
+	SUBQ    CX, R11          \
+	LEAQ    (DI)(R12*1), R13
+
+// func escapeSSE2(dst []byte, s string, words *[128]uint64) (read, written int)
 //
-// See escapeASCII in plain_amd64.go for the contract. Registers:
-// SI, R9 = s, len(s); DI = dst; AX = bytes read; DX = bytes written;
+// See escapeASCII in plain_amd64.go for the contract; words is
+// &escapeWords. Registers:
+// SI, R9 = s, len(s); DI = dst; AX = bytes of s read;
+// R12 = E, how far the output has moved ahead of the input (byte s[i]
+// belongs at dst[i+E] unless it is escaped); R13 = DI + E;
 // R11 = slack, the room in dst beyond a verbatim copy of the unread bytes;
-// R10 = &shortEscape.
+// R10 = words.
 //
-// Plain text is handled 32 or 16 bytes at a time: each block is stored to
-// dst before it is checked, and only the bytes before its first special
-// byte count as written. The room for the unread bytes always covers a whole
-// block. The last bytes (fewer than 16) are loaded in smaller pieces that
-// end at the end of s, so s is never read past its end.
-TEXT ·escapeASCII(SB), NOSPLIT, $0-56
+// Plain text is stored to dst in blocks before it is checked; only the
+// bytes before a block's first special byte count as written. The room for
+// the unread bytes always covers a whole block.
+//
+// While 64 bytes or more are left, blocks of 32 follow each other whatever
+// they contain (grid), and each special byte of a block is escaped in turn
+// from the block's bit mask, copying the 32 bytes after it to their new
+// places (which stays inside s). So finding the next special byte does not
+// wait for the previous escape, as it would if scanning restarted after
+// each one; event content has a newline or quote every few dozen bytes.
+// The last bytes are scanned from just after each special byte (block32,
+// block16, tail); fewer than 16 are loaded in pieces that end at the end of
+// s, so s is never read past its end.
+TEXT ·escapeSSE2(SB), NOSPLIT, $0-64
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), R11
 	MOVQ s_base+24(FP), SI
@@ -44,10 +75,44 @@ TEXT ·escapeASCII(SB), NOSPLIT, $0-56
 	MOVQ       $0x2020202020202020, AX
 	MOVQ       AX, X2
 	PUNPCKLQDQ X2, X2
-	LEAQ       ·shortEscape(SB), R10
+	MOVQ       words+40(FP), R10
 
 	XORQ AX, AX
-	XORQ DX, DX
+	XORQ R12, R12
+	MOVQ DI, R13
+
+grid:
+	LEAQ  64(AX), BX
+	CMPQ  BX, R9
+	JA    block32
+	MOVOU (SI)(AX*1), X3
+	MOVOU 16(SI)(AX*1), X4
+	MOVOU X3, (R13)(AX*1)
+	MOVOU X4, 16(R13)(AX*1)
+	SPECIAL(X3, X5, X6, BX)
+	SPECIAL(X4, X7, X8, R8)
+	SHLQ  $16, R8
+	ORQ   R8, BX
+	JNZ   gridspecials
+	ADDQ  $32, AX
+	JMP   grid
+
+gridspecials:
+	MOVQ AX, DX // the block's start; BX holds its special-byte bits
+
+gridnext:
+	BSFQ  BX, AX
+	ADDQ  DX, AX
+	ESCAPE
+	MOVOU 1(SI)(AX*1), X3
+	MOVOU 17(SI)(AX*1), X4
+	MOVOU X3, 1(R13)(AX*1)
+	MOVOU X4, 17(R13)(AX*1)
+	LEAQ  -1(BX), CX
+	ANDQ  CX, BX
+	JNZ   gridnext
+	LEAQ  32(DX), AX
+	JMP   grid
 
 block32:
 	LEAQ  32(AX), BX
@@ -55,15 +120,14 @@ block32:
 	JA    block16
 	MOVOU (SI)(AX*1), X3
 	MOVOU 16(SI)(AX*1), X4
-	MOVOU X3, (DI)(DX*1)
-	MOVOU X4, 16(DI)(DX*1)
+	MOVOU X3, (R13)(AX*1)
+	MOVOU X4, 16(R13)(AX*1)
 	SPECIAL(X3, X5, X6, BX)
 	SPECIAL(X4, X7, X8, R8)
 	SHLQ  $16, R8
 	ORQ   R8, BX
 	JNZ   found
 	ADDQ  $32, AX
-	ADDQ  $32, DX
 	JMP   block32
 
 block16:
@@ -71,12 +135,11 @@ block16:
 	CMPQ  BX, R9
 	JA    tail
 	MOVOU (SI)(AX*1), X3
-	MOVOU X3, (DI)(DX*1)
+	MOVOU X3, (R13)(AX*1)
 	SPECIAL(X3, X5, X6, BX)
 	TESTQ BX, BX
 	JNZ   found
 	ADDQ  $16, AX
-	ADDQ  $16, DX
 
 tail:
 	// Fewer than 16 bytes are left (CX of them). From 4 up they are copied
@@ -86,15 +149,13 @@ tail:
 	MOVQ R9, CX
 	SUBQ AX, CX
 	JZ   done
-	LEAQ (DI)(DX*1), R13
+	LEAQ (R13)(AX*1), DX
 	CMPQ CX, $8
 	JB   tail4
-	MOVQ (SI)(AX*1), R8
-	MOVQ -8(SI)(R9*1), R12
-	MOVQ R8, (R13)
-	MOVQ R12, -8(R13)(CX*1)
-	MOVQ R8, X3
-	MOVQ R12, X4
+	MOVQ (SI)(AX*1), X3
+	MOVQ -8(SI)(R9*1), X4
+	MOVQ X3, (DX)
+	MOVQ X4, -8(DX)(CX*1)
 	PUNPCKLQDQ X4, X3
 	SPECIAL(X3, X5, X6, BX)
 	MOVQ BX, R8
@@ -106,19 +167,16 @@ tail:
 	ORQ  R8, BX
 	JNZ  found
 	ADDQ CX, AX
-	ADDQ CX, DX
 	JMP  done
 
 tail4:
 	CMPQ CX, $4
 	JB   tail1
-	MOVL (SI)(AX*1), R8
-	MOVL -4(SI)(R9*1), R12
-	MOVL R8, (R13)
-	MOVL R12, -4(R13)(CX*1)
-	SHLQ $32, R12
-	ORQ  R12, R8
-	MOVQ R8, X3 // the upper eight bytes are zero, so flagged: masked off
+	MOVL (SI)(AX*1), X3
+	MOVL -4(SI)(R9*1), X4
+	MOVL X3, (DX)
+	MOVL X4, -4(DX)(CX*1)
+	PUNPCKLLQ X4, X3 // bytes 8-15 are zero, so flagged: masked off below
 	SPECIAL(X3, X5, X6, BX)
 	MOVQ BX, R8
 	ANDQ $0xF, BX
@@ -130,69 +188,32 @@ tail4:
 	ORQ  R8, BX
 	JNZ  found
 	ADDQ CX, AX
-	ADDQ CX, DX
 	JMP  done
 
 tail1:
 	// One to three bytes: one at a time.
 	MOVBLZX (SI)(AX*1), BX
 	CMPQ    BX, $0x80
-	JAE     done               // not ASCII: the caller validates UTF-8
-	MOVBLZX (R10)(BX*1), CX
+	JAE     done
+	MOVQ    (R10)(BX*8), CX
 	TESTQ   CX, CX
-	JNZ     escape
-	MOVB    BX, (DI)(DX*1)
+	JNZ     special
+	MOVB    BX, (DX)
 	INCQ    AX
-	INCQ    DX
 	JMP     tail
 
 found:
-	// BX holds the block's special-byte bits; the lowest is the first.
-	BSFQ    BX, BX
-	ADDQ    BX, AX
-	ADDQ    BX, DX
-	MOVBLZX (SI)(AX*1), BX
-	CMPQ    BX, $0x80
-	JAE     done
-	MOVBLZX (R10)(BX*1), CX
+	// BX holds the special-byte bits from AX; the lowest is the first.
+	BSFQ BX, BX
+	ADDQ BX, AX
 
-escape:
-	// BX is an ASCII byte to escape and CX its shortEscape letter. An
-	// escape uses up to five bytes of slack; with less, the caller grows
-	// dst and calls again.
-	CMPQ R11, $5
-	JLT  done
-	CMPQ CX, $'u'
-	JEQ  unicode
-	SHLQ $8, CX
-	ORQ  $'\\', CX
-	MOVW CX, (DI)(DX*1)
+special:
+	ESCAPE
 	INCQ AX
-	ADDQ $2, DX
-	DECQ R11
-	JMP  block32
-
-unicode:
-	// \u00XX with uppercase hex; BX < 0x20, so the high digit is 0 or 1.
-	MOVL $0x3030755c, (DI)(DX*1) // `\u00`
-	MOVQ BX, CX
-	SHRQ $4, CX
-	ADDQ $'0', CX
-	MOVB CX, 4(DI)(DX*1)
-	ANDQ $15, BX
-	ADDQ $'0', BX
-	CMPQ BX, $'9'
-	JLE  digit
-	ADDQ $('A'-'9'-1), BX
-
-digit:
-	MOVB BX, 5(DI)(DX*1)
-	INCQ AX
-	ADDQ $6, DX
-	SUBQ $5, R11
-	JMP  block32
+	JMP  grid
 
 done:
-	MOVQ AX, read+40(FP)
-	MOVQ DX, written+48(FP)
+	MOVQ AX, read+48(FP)
+	ADDQ R12, AX
+	MOVQ AX, written+56(FP)
 	RET

@@ -19,7 +19,7 @@ func TestEscapeASCIIAtPageEnd(t *testing.T) {
 	if err := syscall.Mprotect(mem[page:], syscall.PROT_NONE); err != nil {
 		t.Skip("mprotect:", err)
 	}
-	copy(mem[page-100:page], strings.Repeat("abcdefghij", 10))
+	copy(mem[page-100:page], strings.Repeat("abc\"efghi\n", 10))
 	for n := range 100 {
 		for _, last := range []byte{'z', '"'} {
 			mem[page-1] = last

@@ -52,7 +52,7 @@ func referenceEscapeASCII(s string, slack int) (out []byte, read int) {
 			out = append(out, c)
 			continue
 		}
-		if slack < 5 {
+		if slack < 7 {
 			break
 		}
 		esc, _ := referenceString(string(c))
@@ -101,14 +101,15 @@ func plainString(n int) []byte {
 	return b
 }
 
-// Every special byte at every offset of strings of every length up to 80
-// (several 32-byte blocks plus every tail), alone and followed by a second
-// special, with too little and enough slack for escapes.
+// Every special byte at every offset of strings of every length up to 100
+// (several 32-byte blocks, with and without 64 bytes ahead, plus every
+// tail), alone and followed by a second special, with too little and enough
+// slack for escapes.
 func TestEscapeASCIIEveryOffsetAndLength(t *testing.T) {
-	for n := range 81 {
+	for n := range 101 {
 		base := plainString(n)
 		checkCopyPlain(t, string(base))
-		for _, slack := range []int{0, 4, 5, 6, 64} {
+		for _, slack := range []int{0, 6, 7, 8, 64} {
 			checkEscapeASCII(t, string(base), slack)
 		}
 		for off := range n {
@@ -116,14 +117,14 @@ func TestEscapeASCIIEveryOffsetAndLength(t *testing.T) {
 				b := append([]byte(nil), base...)
 				b[off] = c
 				checkCopyPlain(t, string(b))
-				for _, slack := range []int{0, 5, 10, 64} {
+				for _, slack := range []int{6, 7, 64} {
 					checkEscapeASCII(t, string(b), slack)
 				}
 				for _, second := range []int{off + 1, n - 1} {
 					if second > off && second < n {
 						b[second] = '\x01'
 						checkCopyPlain(t, string(b))
-						for _, slack := range []int{5, 9, 10, 64} {
+						for _, slack := range []int{12, 13, 64} {
 							checkEscapeASCII(t, string(b), slack)
 						}
 					}
@@ -138,5 +139,23 @@ func TestEscapeASCIISlackRunsOut(t *testing.T) {
 	s := strings.Repeat("ab\"\x01cdefghijklmnopqrstuvwxyz0123456789\n", 8)
 	for slack := range 80 {
 		checkEscapeASCII(t, s, slack)
+	}
+}
+
+// Special bytes every period bytes, so blocks hold none, one or many, in
+// long strings, with slack that runs out at different points.
+func TestEscapeASCIIPeriodicSpecials(t *testing.T) {
+	for period := 1; period <= 40; period++ {
+		for _, c := range testSpecials {
+			for start := range min(period, 8) {
+				b := plainString(200)
+				for i := start; i < len(b); i += period {
+					b[i] = c
+				}
+				for _, slack := range []int{0, 7, 20, 64, 2000} {
+					checkEscapeASCII(t, string(b), slack)
+				}
+			}
+		}
 	}
 }
