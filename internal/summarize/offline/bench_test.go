@@ -28,8 +28,23 @@ func benchmarkSummarize(b *testing.B, events int) {
 	}
 }
 
+func BenchmarkOfflineSummarize24(b *testing.B)    { benchmarkSummarize(b, 24) }
 func BenchmarkOfflineSummarize1000(b *testing.B)  { benchmarkSummarize(b, 1000) }
 func BenchmarkOfflineSummarize10000(b *testing.B) { benchmarkSummarize(b, 10000) }
+
+// BenchmarkOfflineSummarizeProse24 is the lane of the processor benchmark:
+// 24 long user and assistant turns of prose.
+func BenchmarkOfflineSummarizeProse24(b *testing.B) {
+	lane := proseLane(24)[0]
+	p := payload(lane, lane[0].ChatSeq, nil)
+	s := New(DefaultOptions())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Summarize(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
 
 // benchmarkCompact times engine.Compact with this summarizer on the same
 // lane, so the share of the summary in a compaction can be read off.

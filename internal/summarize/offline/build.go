@@ -67,6 +67,7 @@ type draft struct {
 	position    int   // index of the event being read
 	completions []int // positions of assistant events that report completion
 	verified    []string
+	spans       []span // sentence buffer of the event being read
 }
 
 // request is a new user request and where it sits in the chunk.
@@ -256,29 +257,26 @@ func (d *draft) identifiers(eventID, text string) {
 }
 
 func (d *draft) user(eventID, text string) {
+	d.spans = sentences(d.spans[:0], text)
 	l := lowerOf(text)
-	for _, sp := range sentences(text) {
-		if s, lower := l.span(sp); isConstraint(s, lower) {
-			d.sourced(d.constraints, d.clean(s), eventID)
+	for _, sp := range d.spans {
+		if l.isConstraint(sp) {
+			d.sourced(d.constraints, d.clean(l.text[sp.start:sp.end]), eventID)
 		}
 	}
-	entry, ok := d.excerpt(eventID, text)
+	entry, ok := d.excerpt(eventID, text, d.spans)
 	if !ok {
 		return
 	}
-	d.requests = append(d.requests, request{entry: entry, position: d.position, supersede: isSupersede(text)})
+	d.requests = append(d.requests, request{entry: entry, position: d.position, supersede: isSupersede(l.lower)})
 }
 
-// excerpt builds a user request from the leading sentences of text that fit
-// the excerpt bound. The excerpt is a byte-exact substring of text; if it
-// would include a secret it stops before it, or becomes a secret-omission
-// record when too little is left.
-func (d *draft) excerpt(eventID, text string) (semantic.UserRequest, bool) {
-	if !utf8.ValidString(text) {
-		return semantic.UserRequest{}, false
-	}
-	parts := sentences(text)
-	if len(parts) == 0 {
+// excerpt builds a user request from the leading sentences of text (parts)
+// that fit the excerpt bound. The excerpt is a byte-exact substring of text;
+// if it would include a secret it stops before it, or becomes a
+// secret-omission record when too little is left.
+func (d *draft) excerpt(eventID, text string, parts []span) (semantic.UserRequest, bool) {
+	if !utf8.ValidString(text) || len(parts) == 0 {
 		return semantic.UserRequest{}, false
 	}
 	sp := parts[0]
@@ -319,16 +317,18 @@ func (d *draft) sourced(set *ordered[semantic.Sourced], text, eventID string) {
 }
 
 func (d *draft) assistant(e *engine.EventView, text string) {
-	parts := sentences(text)
+	d.spans = sentences(d.spans[:0], text)
+	parts := d.spans
 	l := lowerOf(text)
 	for i, sp := range parts {
-		s, lower := l.span(sp)
-		if choice, rationale, ok := decision(s, lower); ok {
-			if rationale == "" && i+1 < len(parts) {
-				rationale = becauseSentence(text[parts[i+1].start:parts[i+1].end])
-			}
-			d.decision(d.clean(choice), d.clean(rationale), e.EventID)
+		if !l.isDecision(sp) {
+			continue
 		}
+		choice, rationale := splitDecision(l.span(sp))
+		if rationale == "" && i+1 < len(parts) {
+			rationale = becauseSentence(text[parts[i+1].start:parts[i+1].end])
+		}
+		d.decision(d.clean(choice), d.clean(rationale), e.EventID)
 	}
 	if len(parts) > 0 {
 		if s, lower := l.span(parts[0]); isCompletion(lower) {

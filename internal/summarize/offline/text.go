@@ -11,19 +11,27 @@ import (
 // span is a byte range [start, end) of a text.
 type span struct{ start, end int }
 
-// sentences splits s into trimmed sentence spans. A sentence ends at . ! ?
-// followed by white space or the end, at the Chinese full stops 。！？；, and at
-// every line break, so "./..." and "v1.2" do not split.
-func sentences(s string) []span {
-	var out []span
+// sentences appends to dst the trimmed sentence spans of s. A sentence ends
+// at . ! ? followed by white space or the end, at the Chinese full stops
+// 。！？；, and at every line break, so "./..." and "v1.2" do not split.
+func sentences(dst []span, s string) []span {
 	start := 0
 	emit := func(end int) {
 		if sp, ok := trimSpan(s, span{start, end}); ok {
-			out = append(out, sp)
+			dst = append(dst, sp)
 		}
 	}
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
+	for i := 0; i < len(s); i++ {
+		// Only the lead bytes of a break are looked at: a continuation byte
+		// never starts one, and decoding rune by rune visits every other
+		// byte, so the breaks found are the same.
+		if !breakLead[s[i]] {
+			continue
+		}
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
 		next := i + size
 		switch r {
 		case '\n':
@@ -39,11 +47,15 @@ func sentences(s string) []span {
 				start = next
 			}
 		}
-		i = next
+		i = next - 1
 	}
 	emit(len(s))
-	return out
+	return dst
 }
+
+// breakLead marks the bytes a sentence break starts with: \n . ! ? and the
+// lead bytes of 。(E3 80 82) and ！？；(EF BC 81, 9F, 9B).
+var breakLead = [256]bool{'\n': true, '.': true, '!': true, '?': true, 0xE3: true, 0xEF: true}
 
 // trimSpan removes surrounding white space; ok is false for an empty span.
 func trimSpan(s string, sp span) (span, bool) {
@@ -142,6 +154,11 @@ var (
 		"let's use", "decided", "i decide", "instead of", "i chose", "we chose", "i'll go with",
 		"going with", "switching to", "opted for", "决定", "改用", "采用", "选用",
 	}
+
+	constraintChineseIndex = newWordIndex(constraintChinese)
+	constraintWordIndex    = newWordIndex(constraintWords)
+	decisionIndex          = newWordIndex(decisionPhrases)
+
 	rationaleMarkers = []string{" because ", " since ", " so that ", ", so ", "因为"}
 
 	completionPhrases = []string{"done:", "done.", "all tests pass", "completed", "finished", "is fixed", "fixed the", "implemented", "完成", "已修复"}
@@ -152,25 +169,59 @@ var (
 	}
 )
 
-// lowered pairs a text with its lower-case form; the sentence spans of the
-// text index both when lower-casing kept every byte offset.
+// lowered pairs a text with its lower-case form and the keywords found in
+// them; the sentence spans of the text index both when lower-casing kept
+// the length of the text.
 type lowered struct {
 	text, lower string
 	aligned     bool
+	// The keyword occurrences in the whole text, found in one pass each
+	// rather than per sentence: constraint keywords, Chinese in text and
+	// English in lower, and, in lower, decision phrases (found on demand).
+	chinese, words, decisions        []hit
+	constraintsFound, decisionsFound bool
 }
 
-func lowerOf(text string) lowered {
+func lowerOf(text string) *lowered {
 	lower := strings.ToLower(text)
-	return lowered{text: text, lower: lower, aligned: len(lower) == len(text)}
+	return &lowered{text: text, lower: lower, aligned: len(lower) == len(text)}
 }
 
 // span returns the sentence at sp and its lower-case form.
-func (l lowered) span(sp span) (string, string) {
+func (l *lowered) span(sp span) (string, string) {
 	s := l.text[sp.start:sp.end]
 	if l.aligned {
 		return s, l.lower[sp.start:sp.end]
 	}
 	return s, strings.ToLower(s)
+}
+
+// isConstraint is isConstraint of the sentence at sp. When lower-casing kept
+// the length, span's lower-case form is lower[sp.start:sp.end], so the
+// keywords wholly inside sp are exactly those it contains.
+func (l *lowered) isConstraint(sp span) bool {
+	if !l.aligned {
+		return isConstraint(l.span(sp))
+	}
+	if !l.constraintsFound {
+		l.chinese = constraintChineseIndex.find(nil, l.text)
+		l.words = constraintWordIndex.find(nil, l.lower)
+		l.constraintsFound = true
+	}
+	return anyIn(l.chinese, sp) || anyWordIn(l.lower, l.words, sp)
+}
+
+// isDecision is isDecision of the sentence at sp, as isConstraint.
+func (l *lowered) isDecision(sp span) bool {
+	if !l.aligned {
+		_, lower := l.span(sp)
+		return isDecision(lower)
+	}
+	if !l.decisionsFound {
+		l.decisions = decisionIndex.find(nil, l.lower)
+		l.decisionsFound = true
+	}
+	return anyIn(l.decisions, sp)
 }
 
 // isConstraint reports whether a sentence (given with its lower-case form)
@@ -187,24 +238,23 @@ func isConstraint(sentence, lower string) bool {
 	return false
 }
 
-// decision splits a sentence (given with its lower-case form) that states a
-// choice into the choice and its rationale ("" when it gives none); ok is
-// false for any other sentence.
-func decision(sentence, lower string) (choice, rationale string, ok bool) {
-	if !containsAny(lower, decisionPhrases) {
-		return "", "", false
-	}
+// isDecision reports whether a lower-cased sentence states a choice.
+func isDecision(lower string) bool { return containsAny(lower, decisionPhrases) }
+
+// splitDecision splits a sentence (given with its lower-case form) that
+// states a choice into the choice and its rationale ("" when it gives none).
+func splitDecision(sentence, lower string) (choice, rationale string) {
 	for _, m := range rationaleMarkers {
 		// ToLower keeps byte offsets for the ASCII markers and for CJK text.
 		if i := strings.Index(lower, m); i > 0 && len(lower) == len(sentence) {
 			choice = strings.TrimRight(sentence[:i], " ,")
 			rationale = strings.TrimRight(strings.TrimSpace(sentence[i+len(m):]), ".。")
 			if choice != "" && rationale != "" {
-				return choice, rationale, true
+				return choice, rationale
 			}
 		}
 	}
-	return sentence, "", true
+	return sentence, ""
 }
 
 // isCompletion reports whether a lower-cased sentence reports finished work.
@@ -212,8 +262,12 @@ func isCompletion(lower string) bool {
 	return strings.HasPrefix(lower, "done") || containsAny(lower, completionPhrases)
 }
 
-func isSupersede(text string) bool {
-	lower := strings.ToLower(strings.TrimSpace(text))
+// isSupersede reports whether a text, given lower-cased, takes back the
+// request before it. Lower-casing maps white space to white space and
+// nothing else to it, and no prefix ends in white space, so trimming the
+// start of the lower-cased text is as good as lower-casing the trimmed one.
+func isSupersede(lower string) bool {
+	lower = strings.TrimLeftFunc(lower, unicode.IsSpace)
 	for _, p := range supersedePrefixes {
 		if strings.HasPrefix(lower, p) {
 			return true
