@@ -274,14 +274,11 @@ func (e *encoder) members(ms []member, depth int) error {
 }
 
 // membersWithKeys is members for an object with a kept key order, whose
-// keys are copied already encoded.
+// keys are copied already encoded, each with its comma.
 func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error {
 	e.buf = append(e.buf, '{')
 	from := 0
 	for i := range ms {
-		if i > 0 {
-			e.buf = append(e.buf, ',')
-		}
 		e.buf = append(e.buf, order.enc[from:order.ends[i]]...)
 		from = order.ends[i]
 		if err := e.value(ms[i].value, depth+1); err != nil {

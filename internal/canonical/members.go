@@ -45,8 +45,8 @@ const (
 )
 
 // keyOrder is the sorted keys of a recently written object and their
-// encodings: each key as "key": back to back in enc, key i ending at
-// ends[i].
+// encodings: each key as "key": back to back in enc, with the comma that
+// separates it from the one before, key i ending at ends[i].
 type keyOrder struct {
 	keys []string
 	enc  []byte
@@ -100,6 +100,9 @@ func (e *encoder) remember(ms []member) *keyOrder {
 	e.buf = order.enc[:0]
 	defer func() { order.enc, e.buf = e.buf, out }()
 	for i := range ms {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
 		if e.string(ms[i].key) != nil {
 			clear(order.keys)
 			order.keys = order.keys[:0]
