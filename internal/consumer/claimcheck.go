@@ -28,7 +28,9 @@ func (p *Processor) loadEvents(ctx context.Context, req *envelope) (json.RawMess
 	}
 	var n int
 	var err error
-	if req.EventsObject == nil || json.Valid(raw) {
+	if events, ok := req.decoded["events"].([]any); ok && req.EventsObject == nil {
+		n = len(events)
+	} else if req.EventsObject == nil || json.Valid(raw) {
 		n, err = countValidArray(raw, maxEvents)
 	} else {
 		n, err = countArray(raw, maxEvents)

@@ -57,7 +57,7 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if done, err := p.checkFence(ctx, d, head); done || err != nil {
 		return err
 	}
-	in := Input{Body: d.body, Events: events}
+	in := Input{Body: d.body, Decoded: req.takeDecoded(), Events: events}
 	if head != nil {
 		in.State = head.State
 		if in.PreviousSemantic, err = p.activeSemantic(ctx, head); err != nil {

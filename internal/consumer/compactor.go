@@ -24,6 +24,10 @@ type Compactor interface {
 type Input struct {
 	// Body is the request exactly as received.
 	Body []byte
+	// Decoded, when set, is Body as canonical.Decode returned it; a
+	// Compactor may use it instead of decoding Body again. It belongs to
+	// the Compactor.
+	Decoded map[string]any
 	// Events is the request's events array: inline, or loaded from the
 	// claim-check object named by events_object.
 	Events json.RawMessage

@@ -24,7 +24,13 @@ var _ Compactor = EngineCompactor{}
 
 // Compact implements Compactor.
 func (EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error) {
-	req, err := engine.DecodeRequest(in.Body)
+	var req *engine.Request
+	var err error
+	if in.Decoded != nil {
+		req, err = engine.DecodeRequestValue(in.Decoded)
+	} else {
+		req, err = engine.DecodeRequest(in.Body)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
 )
@@ -30,6 +32,10 @@ type envelope struct {
 	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction"`
 
 	deadline time.Time // parsed DeadlineAt; zero when none
+	// decoded is the whole body as canonical.Decode returned it, when the
+	// body is strict JSON (nil otherwise): the engine takes it instead of
+	// decoding the body a second time.
+	decoded map[string]any
 }
 
 // Scope is where harvested facts go (wire.md).
@@ -56,6 +62,14 @@ func (e *envelope) harvestScope() Scope {
 	return Scope{Kind: "thread", ID: e.ThreadID}
 }
 
+// takeDecoded hands the decoded body on once: the engine owns what it is
+// given, and a second compaction of the same delivery decodes afresh.
+func (e *envelope) takeDecoded() map[string]any {
+	m := e.decoded
+	e.decoded = nil
+	return m
+}
+
 func (e *envelope) wantsHarvest() bool { return e.Harvest == nil || *e.Harvest }
 
 func hasJSONValue(raw json.RawMessage) bool {
@@ -69,7 +83,7 @@ func hasJSONValue(raw json.RawMessage) bool {
 // deadline.
 func decodeEnvelope(body []byte) (*envelope, error) {
 	var e envelope
-	if err := json.Unmarshal(body, &e); err != nil {
+	if err := e.unmarshal(body); err != nil {
 		return nil, errcode.Wrap(errcode.InvalidRequest, "compaction request must be a JSON object", err)
 	}
 	if e.V == nil {
@@ -96,4 +110,120 @@ func decodeEnvelope(body []byte) (*envelope, error) {
 		e.deadline = t
 	}
 	return &e, nil
+}
+
+// unmarshal fills e from body. encoding/json reads the whole body slowly
+// (it validates every byte, then decodes), and the events array is nearly
+// all of it; so a body that decodes as strict JSON (canonical.Decode, which
+// the engine needs anyway and gets as e.decoded) has its events member cut
+// out by a byte scan and only the rest goes through encoding/json, with the
+// same result. Anything else is read whole by encoding/json as before, so
+// that a malformed request can still be named in its failed event.
+func (e *envelope) unmarshal(body []byte) error {
+	if len(body) <= engine.MaxRequestBytes {
+		if v, err := canonical.Decode(body); err == nil {
+			m, isObject := v.(map[string]any)
+			rest, events, ok := cutMember(body, "events")
+			if isObject && ok && json.Unmarshal(rest, e) == nil {
+				e.Events, e.decoded = events, m
+				return nil
+			}
+			*e = envelope{}
+		}
+	}
+	return json.Unmarshal(body, e)
+}
+
+// cutMember returns the JSON object obj (known to be valid JSON) with the
+// value of its top-level member key replaced by null, and that value. It
+// returns obj itself when there is no such member, and ok false when it
+// cannot tell: obj is not an object, or some key has escapes or differs
+// from key only in case (encoding/json matches keys case-insensitively).
+func cutMember(obj []byte, key string) (rest, value []byte, ok bool) {
+	i := skipSpace(obj, 0)
+	if i == len(obj) || obj[i] != '{' {
+		return nil, nil, false
+	}
+	i++
+	for {
+		i = skipSpace(obj, i)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+		if i == len(obj) || obj[i] == '}' {
+			return obj, nil, true
+		}
+		end := bytes.IndexByte(obj[i+1:], '"')
+		if obj[i] != '"' || end < 0 {
+			return nil, nil, false
+		}
+		name := obj[i+1 : i+1+end]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return nil, nil, false
+		}
+		i = skipSpace(obj, i+end+2)
+		if i == len(obj) || obj[i] != ':' {
+			return nil, nil, false
+		}
+		from := skipSpace(obj, i+1)
+		to := skipValue(obj, from)
+		switch {
+		case string(name) == key:
+			rest = make([]byte, 0, len(obj)-(to-from)+4)
+			rest = append(append(append(rest, obj[:from]...), "null"...), obj[to:]...)
+			return rest, obj[from:to], true
+		case bytes.EqualFold(name, []byte(key)):
+			return nil, nil, false
+		}
+		i = to
+	}
+}
+
+// skipValue returns the index just past the JSON value starting at i in
+// valid JSON.
+func skipValue(b []byte, i int) int {
+	depth, inString := 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+			if depth < 0 {
+				return i // the end of the enclosing object
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		case ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
 }

@@ -1,6 +1,9 @@
 package consumer
 
 import (
+	"bytes"
+	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -44,4 +47,78 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			t.Fatal("accepted an envelope without identities")
 		}
 	})
+}
+
+// envelopeBodies are requests whose events member sits in different places
+// and shapes, and bodies the fast path must hand back to encoding/json.
+var envelopeBodies = []string{
+	`{"v":1,"request_id":"r","run_agent_id":"a","checkpoint_namespace":"n","events":[{"content":"x \"}] ,"}]}`,
+	`{"events":[{"a":[1,{"b":"]"}]},2,"s",null],"v":1,"request_id":"r","run_agent_id":"a","checkpoint_namespace":"n","harvest":false}`,
+	" {\n \"v\" : 1 , \"events\" :\t[ {} ] ,\"scope\":{\"kind\":\"user\",\"id\":\"u\"},\"request_id\":\"r\"}\n",
+	`{"v":1,"request_id":"r","previous_semantic":{"events":[1]},"events":[{}],"new_tokens_since_compaction":12}`,
+	`{"v":1,"request_id":"r","events_object":"o","deadline_at":"2026-01-01T00:00:00Z"}`,
+	`{"v":1,"request_id":"r","events":"not an array"}`,
+	`{"v":1,"request_id":"r","events":7,"run_agent_id":"a"}`,
+	`{"v":1,"request_id":"r","Events":[{}],"events":[1]}`,            // case variant: encoding/json decides
+	`{"v":1,"request_id":"r","ev\u0065nts":[{}],"run_agent_id":"a"}`, // escaped key: encoding/json decides
+	`{"v":1,"request_id":5,"events":[{}]}`,                           // a type error stays encoding/json's
+	`{"v":1,"request_id":"r","events":[{}],"unknown":{"x":[1,2,{"y":"}"}]}}`,
+	`{"v":1,"request_id":"r"}`,
+	`[]`,
+	`{"v":1,"request_id":"r","events":[{}],"events":[{}]}`, // duplicate: not strict JSON
+}
+
+// The fast path (canonical decode plus a cut events member) reads exactly
+// what encoding/json reads from the whole body.
+func TestEnvelopeFastPathMatchesEncodingJSON(t *testing.T) {
+	for _, body := range envelopeBodies {
+		checkEnvelopePaths(t, []byte(body))
+	}
+}
+
+func checkEnvelopePaths(t *testing.T, body []byte) {
+	t.Helper()
+	var fast, slow envelope
+	ferr := fast.unmarshal(body)
+	serr := json.Unmarshal(body, &slow)
+	if (ferr == nil) != (serr == nil) {
+		t.Fatalf("%s: fast error %v, encoding/json error %v", body, ferr, serr)
+	}
+	if ferr != nil {
+		return
+	}
+	fast.decoded = nil
+	if !reflect.DeepEqual(normalizeEnvelope(fast), normalizeEnvelope(slow)) {
+		t.Fatalf("%s:\nfast %+v\njson %+v", body, fast, slow)
+	}
+}
+
+// normalizeEnvelope drops what only differs in spelling: the raw members'
+// surrounding space.
+func normalizeEnvelope(e envelope) envelope {
+	e.Events = bytes.TrimSpace(e.Events)
+	e.PreviousSemantic = bytes.TrimSpace(e.PreviousSemantic)
+	return e
+}
+
+func FuzzEnvelopeFastPath(f *testing.F) {
+	for _, b := range envelopeBodies {
+		f.Add([]byte(b))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkEnvelopePaths(t, b)
+	})
+}
+
+func TestEnvelopeKeepsDecodedBody(t *testing.T) {
+	e, err := decodeEnvelope([]byte(`{"v":1,"request_id":"r","run_agent_id":"a","checkpoint_namespace":"n","events":[{},{}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events, _ := e.decoded["events"].([]any); len(events) != 2 {
+		t.Fatalf("decoded body %v", e.decoded)
+	}
+	if m := e.takeDecoded(); m == nil || e.decoded != nil {
+		t.Fatal("takeDecoded did not hand the body on once")
+	}
 }

@@ -159,6 +159,13 @@ func DecodeRequest(data []byte) (*Request, error) {
 		}
 		return nil, errcode.Wrap(errcode.InvalidRequest, "compaction request is not JSON", err)
 	}
+	return DecodeRequestValue(v)
+}
+
+// DecodeRequestValue is DecodeRequest for a request canonical.Decode has
+// already decoded (from at most MaxRequestBytes), for a caller that needed
+// the decoded value itself. It takes ownership of v.
+func DecodeRequestValue(v any) (*Request, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, requestError("compaction request must be a map")
