@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -29,7 +28,7 @@ const ccEntryBytes = 1000
 func budget(o Options, p engine.Payload, sourceBytes int) int {
 	b := int(o.Ratio * float64(sourceBytes))
 	if p.PreviousSemantic != nil {
-		b += jsonSize(p.PreviousSemantic)
+		b += semanticSize(p.PreviousSemantic)
 	}
 	b = max(b, o.MinBytes)
 	if p.MaximumOutputTokens > 0 {
@@ -78,6 +77,7 @@ type output struct {
 	ids      []*ident // oldest first
 	otherCC  []semantic.Sourced
 	maxCites int
+	buf      []byte // encoding of the last measurement
 }
 
 func (d *draft) output() *output {
@@ -151,13 +151,14 @@ func newest[T any](list []T, n int) []T {
 func unique[T any](list []T) []T {
 	seen := make(map[string]bool, len(list))
 	out := make([]T, 0, len(list))
-	for _, e := range list {
-		data, err := json.Marshal(e)
-		if err != nil || seen[string(data)] {
+	var key []byte
+	for i := range list {
+		key = appendEntry(key[:0], &list[i])
+		if seen[string(key)] {
 			continue
 		}
-		seen[string(data)] = true
-		out = append(out, e)
+		seen[string(key)] = true
+		out = append(out, list[i])
 	}
 	return out
 }
@@ -195,17 +196,17 @@ func pack(ids []*ident, maxCites int) []semantic.Sourced {
 	return out
 }
 
-// jsonSize is the length of v's JSON encoding without HTML escaping. For the
-// semantic types it is never less than the canonical encoding: the same keys
-// and values, with escapes at least as long.
-func jsonSize(v any) int {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return 0
-	}
-	return buf.Len() - 1 // Encode appends a newline
+// semanticSize is the length of the JSON encoding of s without HTML
+// escaping. It is never less than the canonical encoding: the same keys and
+// values, with escapes at least as long.
+func semanticSize(s *semantic.Semantic) int {
+	return len(appendSemantic(nil, s))
+}
+
+// entrySize is the length of the JSON encoding of one list entry.
+func entrySize[T any](e *T) int {
+	var buf [512]byte
+	return len(appendEntry(buf[:0], e))
 }
 
 // maxTrimRounds bounds the measure-and-shed rounds before the last resort.
@@ -216,7 +217,7 @@ const maxTrimRounds = 64
 func trim(o *output, budget int) {
 	ladder := o.ladder()
 	for range maxTrimRounds {
-		size := jsonSize(o.semantic())
+		size := o.size()
 		if size <= budget {
 			return
 		}
@@ -224,9 +225,16 @@ func trim(o *output, budget int) {
 			break
 		}
 	}
-	if jsonSize(o.semantic()) > budget {
+	if o.size() > budget {
 		o.clear()
 	}
+}
+
+// size is the length of the output's JSON encoding; the buffer it encodes
+// into is kept for the next measurement.
+func (o *output) size() int {
+	o.buf = appendSemantic(o.buf[:0], o.semantic())
+	return len(o.buf)
 }
 
 // shed drops entries until their estimated size covers excess; it reports
@@ -322,7 +330,7 @@ func dropOldest[T any](list *[]T, floor int, match func(T) bool) func() int {
 		if count <= floor || first < 0 {
 			return 0
 		}
-		freed := jsonSize((*list)[first]) + 1
+		freed := entrySize(&(*list)[first]) + 1
 		*list = slices.Delete(*list, first, first+1)
 		return freed
 	}
