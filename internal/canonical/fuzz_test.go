@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -69,6 +70,40 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		enc2, err := Encode(dec)
 		if err != nil || !bytes.Equal(enc, enc2) {
 			t.Fatalf("round trip differs: %s vs %s (%v)", enc, enc2, err)
+		}
+	})
+}
+
+// FuzzEncodeString checks the string escaper against the byte-at-a-time
+// reference, whole and as an object key (which takes the kept-key path the
+// second time).
+func FuzzEncodeString(f *testing.F) {
+	f.Add("plain")
+	f.Add("a\"b\\c\nd\x00e\x1f\x7f")
+	f.Add(strings.Repeat("func cut(events []Event) int {\n\t\"x\"\n}\n", 5))
+	f.Add("é€😀\u2028\xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		checkString(t, s)
+		if s == "k" {
+			return // the objects below would have one member
+		}
+		want, ok := referenceString(s)
+		v := []any{map[string]any{s: 1, "k": 2}, map[string]any{s: 3, "k": 4}}
+		got, err := Encode(v)
+		if !ok {
+			if !errors.Is(err, ErrNotCanonical) {
+				t.Fatalf("Encode with key %q = %s, %v; want ErrNotCanonical", s, got, err)
+			}
+			return
+		}
+		a, b := want+":1", `"k":2`
+		c, d := want+":3", `"k":4`
+		if s > "k" {
+			a, b = b, a
+			c, d = d, c
+		}
+		if exp := "[{" + a + "," + b + "},{" + c + "," + d + "}]"; err != nil || string(got) != exp {
+			t.Fatalf("Encode with key %q = %s, %v; want %s", s, got, err, exp)
 		}
 	})
 }

@@ -2,6 +2,16 @@
 
 #include "textflag.h"
 
+// specialBytes is '"', '\\' and 0x20 in every byte of three 16-byte vectors,
+// the values SPECIAL compares with.
+DATA specialBytes<>+0(SB)/8, $0x2222222222222222
+DATA specialBytes<>+8(SB)/8, $0x2222222222222222
+DATA specialBytes<>+16(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA specialBytes<>+24(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA specialBytes<>+32(SB)/8, $0x2020202020202020
+DATA specialBytes<>+40(SB)/8, $0x2020202020202020
+GLOBL specialBytes<>(SB), RODATA|NOPTR, $48
+
 // SPECIAL sets the bits of r for the bytes of x that are not copied
 // verbatim: '"' (X0), '\\' (X1), or below 0x20 as signed bytes (X2), which
 // takes in both control bytes and bytes >= 0x80. t and u are scratch.
@@ -66,15 +76,9 @@ TEXT ·escapeSSE2(SB), NOSPLIT, $0-64
 	MOVQ s_len+32(FP), R9
 	SUBQ R9, R11
 
-	MOVQ       $0x2222222222222222, AX
-	MOVQ       AX, X0
-	PUNPCKLQDQ X0, X0
-	MOVQ       $0x5c5c5c5c5c5c5c5c, AX
-	MOVQ       AX, X1
-	PUNPCKLQDQ X1, X1
-	MOVQ       $0x2020202020202020, AX
-	MOVQ       AX, X2
-	PUNPCKLQDQ X2, X2
+	MOVOU specialBytes<>+0(SB), X0
+	MOVOU specialBytes<>+16(SB), X1
+	MOVOU specialBytes<>+32(SB), X2
 	MOVQ       words+40(FP), R10
 
 	XORQ AX, AX
