@@ -119,13 +119,16 @@ func classify(tok string) (kind, string, bool) {
 	if len(tok) < 2 || len(tok) > 300 {
 		return 0, "", false
 	}
-	if i := strings.Index(tok, "http"); i >= 0 && (strings.HasPrefix(tok[i:], "https://") || strings.HasPrefix(tok[i:], "http://")) {
-		u := strings.TrimRight(tok[i:], ".,;:!?")
-		return kindURL, u, len(u) > len("https://x.y")
+	// A URL holds "://"; most tokens have no colon to look for it after.
+	if strings.IndexByte(tok, ':') >= 0 {
+		if i := strings.Index(tok, "http"); i >= 0 && (strings.HasPrefix(tok[i:], "https://") || strings.HasPrefix(tok[i:], "http://")) {
+			u := trimRightPunct(tok[i:])
+			return kindURL, u, len(u) > len("https://x.y")
+		}
 	}
-	tok = strings.TrimLeft(tok, ",;:!?")
+	tok = trimLeftPunct(tok)
 	if !strings.HasSuffix(tok, "/...") {
-		tok = strings.TrimRight(tok, ".,;:!?")
+		tok = trimRightPunct(tok)
 	}
 	switch {
 	case len(tok) < 2:
@@ -143,6 +146,27 @@ func classify(tok string) (kind, string, bool) {
 	return 0, "", false
 }
 
+// punct is the punctuation trimmed around a token: .,;:!? (the dot only
+// at its end).
+var punct = [256]bool{'.': true, ',': true, ';': true, ':': true, '!': true, '?': true}
+
+// trimRightPunct is strings.TrimRight(s, ".,;:!?") without building the
+// cutset's table on every call.
+func trimRightPunct(s string) string {
+	for len(s) > 0 && punct[s[len(s)-1]] {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// trimLeftPunct is strings.TrimLeft(s, ",;:!?").
+func trimLeftPunct(s string) string {
+	for len(s) > 0 && s[0] != '.' && punct[s[0]] {
+		s = s[1:]
+	}
+	return s
+}
+
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -150,6 +174,22 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// lineSuffix reports whether s is digits and colons with a digit, as after
+// "file.go:" in "file.go:12:5": what allDigits reports once the colons are
+// removed.
+func lineSuffix(s string) bool {
+	digit := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c != ':':
+			return false
+		}
+	}
+	return digit
 }
 
 func isUUID(s string) bool {
@@ -244,7 +284,7 @@ func isVersion(s string) bool {
 // have a known file extension, at least two slashes, or an explicit ./ ../ /
 // ~/ start. A trailing :line[:col] is dropped.
 func path(tok string) (string, bool) {
-	if i := strings.IndexByte(tok, ':'); i > 0 && allDigits(strings.ReplaceAll(tok[i+1:], ":", "")) {
+	if i := strings.IndexByte(tok, ':'); i > 0 && lineSuffix(tok[i+1:]) {
 		tok = tok[:i]
 	}
 	if len(tok) < 3 || strings.Contains(tok, "//") || tok[0] == '-' {

@@ -1,0 +1,31 @@
+package offline
+
+import (
+	"strings"
+	"testing"
+)
+
+// The hand-written trims and line suffix test agree with the strings
+// functions they replace.
+func TestTokenHelpersMatchStrings(t *testing.T) {
+	parts := []string{"", ".", ",", ";", ":", "!", "?", "a", "1", "/", "...", "é", ":1", "12"}
+	var tokens []string
+	for _, a := range parts {
+		for _, b := range parts {
+			for _, c := range parts {
+				tokens = append(tokens, a+b+c)
+			}
+		}
+	}
+	for _, tok := range tokens {
+		if got, want := trimLeftPunct(tok), strings.TrimLeft(tok, ",;:!?"); got != want {
+			t.Errorf("trimLeftPunct(%q) = %q, want %q", tok, got, want)
+		}
+		if got, want := trimRightPunct(tok), strings.TrimRight(tok, ".,;:!?"); got != want {
+			t.Errorf("trimRightPunct(%q) = %q, want %q", tok, got, want)
+		}
+		if got, want := lineSuffix(tok), allDigits(strings.ReplaceAll(tok, ":", "")); got != want {
+			t.Errorf("lineSuffix(%q) = %v, want %v", tok, got, want)
+		}
+	}
+}
