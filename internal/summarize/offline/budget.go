@@ -77,7 +77,13 @@ type output struct {
 	ids      []*ident // oldest first
 	otherCC  []semantic.Sourced
 	maxCites int
-	buf      []byte // encoding of the last measurement
+
+	// Measurements of size.
+	buf      []byte // scratch for encoding
+	skeleton int    // encoded size without the lists
+	ccKey    [2]int // len(ids), len(otherCC) when critical_context was measured
+	ccBytes  int
+	measured [listCount - 1]listSize // the other lists, in the order of size
 }
 
 func (d *draft) output() *output {
@@ -104,7 +110,7 @@ func (d *draft) output() *output {
 		Errors:       newest(unique(errs), boundList),
 		ArtifactRefs: newest(unique(d.artifacts.list()), boundLong),
 	}
-	return &output{s: s, ids: withoutContained(d.ids.list()), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations}
+	return &output{s: s, ids: withoutContained(d.ids.list()), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations, ccKey: [2]int{-1, -1}}
 }
 
 // maxContainmentCheck bounds the quadratic containment pass.
@@ -165,8 +171,13 @@ func unique[T any](list []T) []T {
 
 // semantic returns the final value with critical_context packed.
 func (o *output) semantic() *semantic.Semantic {
-	o.s.CriticalContext = newest(append(slices.Clone(o.otherCC), pack(o.ids, o.maxCites)...), boundLong)
+	o.s.CriticalContext = o.criticalContext()
 	return o.s
+}
+
+// criticalContext is the carried entries followed by the packed identifiers.
+func (o *output) criticalContext() []semantic.Sourced {
+	return newest(append(slices.Clone(o.otherCC), pack(o.ids, o.maxCites)...), boundLong)
 }
 
 // pack groups identifiers by kind into entries of about ccEntryBytes: a
@@ -230,11 +241,48 @@ func trim(o *output, budget int) {
 	}
 }
 
-// size is the length of the output's JSON encoding; the buffer it encodes
-// into is kept for the next measurement.
+// size is the length of the output's JSON encoding, measured a list at a
+// time. Lists only lose entries between measurements, so a list of the
+// length it had when last measured is the same list and keeps its size; the
+// critical_context entries are packed again only when identifiers or
+// carried entries were dropped.
 func (o *output) size() int {
-	o.buf = appendSemantic(o.buf[:0], o.semantic())
-	return len(o.buf)
+	s := o.s
+	if o.skeleton == 0 {
+		// The encoding without any list: each nil list encodes as null.
+		o.skeleton = semanticSize(&semantic.Semantic{Version: s.Version, Coverage: s.Coverage}) - listCount*len("null")
+	}
+	if key := [2]int{len(o.ids), len(o.otherCC)}; key != o.ccKey {
+		o.ccKey = key
+		o.buf = appendList(o.buf[:0], o.criticalContext())
+		o.ccBytes = len(o.buf)
+	}
+	m := &o.measured
+	return o.skeleton + o.ccBytes +
+		listBytes(&m[0], s.Objective, &o.buf) + listBytes(&m[1], s.UserRequests, &o.buf) +
+		listBytes(&m[2], s.Constraints, &o.buf) + listBytes(&m[3], s.Decisions, &o.buf) +
+		listBytes(&m[4], s.Progress.Completed, &o.buf) + listBytes(&m[5], s.Progress.Active, &o.buf) +
+		listBytes(&m[6], s.Progress.Blocked, &o.buf) + listBytes(&m[7], s.Progress.Pending, &o.buf) +
+		listBytes(&m[8], s.Errors, &o.buf) + listBytes(&m[9], s.ArtifactRefs, &o.buf)
+}
+
+// listCount is the number of lists in a semantic, critical_context included.
+const listCount = 11
+
+// listSize is the encoded size of a list when it had n entries.
+type listSize struct {
+	n, bytes int
+	valid    bool
+}
+
+// listBytes returns the encoded size of list, measuring it (in *buf) only
+// when its length changed since the last measurement recorded in m.
+func listBytes[T any](m *listSize, list []T, buf *[]byte) int {
+	if !m.valid || m.n != len(list) {
+		*buf = appendList((*buf)[:0], list)
+		*m = listSize{n: len(list), bytes: len(*buf), valid: true}
+	}
+	return m.bytes
 }
 
 // shed drops entries until their estimated size covers excess; it reports

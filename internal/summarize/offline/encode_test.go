@@ -79,8 +79,9 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// The encoding follows every output the summarizer writes, before and
-// during trimming, on the golden lanes.
+// The encoding, and the size trimming measures list by list, follow every
+// output the summarizer writes, before and during trimming (dropping one to
+// several entries between measurements), on the golden lanes.
 func TestEncodeMatchesEncodingJSONOnDrafts(t *testing.T) {
 	lanes := append(generated(t, []int{7, 24, 120, 400}, 4), proseLane(24), unicodeLane())
 	for _, o := range []Options{DefaultOptions(), {MinBytes: minBudget, MaxBytes: 2 * minBudget, MaxCitations: 1, MaxTextBytes: 64}} {
@@ -95,13 +96,23 @@ func TestEncodeMatchesEncodingJSONOnDrafts(t *testing.T) {
 				out := d.output()
 				out.s.Coverage = p.CoveredRange
 				checkEncoding(t, out.semantic())
+				checkSize(t, out)
 				ladder := out.ladder()
-				for out.shed(ladder, 1) {
+				for excess := 1; out.shed(ladder, excess); excess = excess%700 + 37 {
 					checkEncoding(t, out.semantic())
+					checkSize(t, out)
 				}
 				prev = summarizeOnce(t, o, p)
 			}
 		}
+	}
+}
+
+// checkSize compares the output's measured size with encoding/json.
+func checkSize(t *testing.T, o *output) {
+	t.Helper()
+	if got, want := o.size(), jsonSize(o.semantic()); got != want {
+		t.Fatalf("size %d, want %d", got, want)
 	}
 }
 
