@@ -1,7 +1,9 @@
 package offline
 
 import (
+	"bytes"
 	"encoding/json"
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -153,20 +155,40 @@ func newest[T any](list []T, n int) []T {
 
 // unique drops entries equal to an earlier one; the validator rejects a list
 // with two identical entries. Equal JSON of the same struct type means equal
-// canonical encodings.
+// canonical encodings. Entries are told apart by a hash of their encoding,
+// which spares a string per entry; equal hashes are confirmed on the
+// encodings themselves.
 func unique[T any](list []T) []T {
-	seen := make(map[string]bool, len(list))
+	seed := maphash.MakeSeed()
+	first := make(map[uint64]int, len(list)) // hash -> index in out
 	out := make([]T, 0, len(list))
-	var key []byte
+	var key, other []byte
 	for i := range list {
 		key = appendEntry(key[:0], &list[i])
-		if seen[string(key)] {
-			continue
+		h := maphash.Bytes(seed, key)
+		if j, ok := first[h]; ok {
+			other = appendEntry(other[:0], &out[j])
+			if bytes.Equal(key, other) || encodedIn(out, key) {
+				continue
+			}
+		} else {
+			first[h] = len(out)
 		}
-		seen[string(key)] = true
 		out = append(out, list[i])
 	}
 	return out
+}
+
+// encodedIn reports whether an entry of list encodes as key; unique only
+// needs it when two different encodings share a hash.
+func encodedIn[T any](list []T, key []byte) bool {
+	var buf []byte
+	for i := range list {
+		if buf = appendEntry(buf[:0], &list[i]); bytes.Equal(buf, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // semantic returns the final value with critical_context packed.

@@ -145,3 +145,41 @@ func TestEncodeKnowsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// uniqueByMarshal is the reference for unique: entries keyed by json.Marshal.
+func uniqueByMarshal[T any](list []T) []T {
+	seen := map[string]bool{}
+	out := []T{}
+	for _, e := range list {
+		data, _ := json.Marshal(e)
+		if !seen[string(data)] {
+			seen[string(data)] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// unique keeps what keying by json.Marshal keeps, on lists with plain
+// duplicates, distinct strings of one encoding ("\xfe" and "\xff" both
+// encode as "\ufffd") and nil beside empty id lists.
+func TestUniqueMatchesMarshalKeys(t *testing.T) {
+	var list []semantic.Sourced
+	for _, a := range append(hostile, "\xfe", "\xff", "\ufffd") {
+		for _, ids := range [][]string{nil, {}, {a}, {"e1", a}} {
+			list = append(list, semantic.Sourced{Text: a, SourceEventIDs: ids})
+		}
+	}
+	list = append(list, list...)
+	got, want := unique(list), uniqueByMarshal(list)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("unique kept %d entries, want %d", len(got), len(want))
+	}
+	if len(got) >= len(list)/2 {
+		t.Fatalf("no entry equal by encoding was dropped: %d of %d kept", len(got), len(list))
+	}
+	key := appendEntry(nil, &list[3])
+	if !encodedIn(list, key) || encodedIn(list[:3], key) {
+		t.Fatal("encodedIn does not find the entry by its encoding")
+	}
+}
