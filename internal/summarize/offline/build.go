@@ -68,6 +68,7 @@ type draft struct {
 	completions []int // positions of assistant events that report completion
 	verified    []string
 	spans       []span // sentence buffer of the event being read
+	hits        []hit  // keyword buffer of the event being read
 }
 
 // request is a new user request and where it sits in the chunk.
@@ -258,12 +259,13 @@ func (d *draft) identifiers(eventID, text string) {
 
 func (d *draft) user(eventID, text string) {
 	d.spans = sentences(d.spans[:0], text)
-	l := lowerOf(text)
+	l := lowerOf(text, d.hits)
 	for _, sp := range d.spans {
 		if l.isConstraint(sp) {
 			d.sourced(d.constraints, d.clean(l.text[sp.start:sp.end]), eventID)
 		}
 	}
+	d.hits = l.hits
 	entry, ok := d.excerpt(eventID, text, d.spans)
 	if !ok {
 		return
@@ -319,7 +321,7 @@ func (d *draft) sourced(set *ordered[semantic.Sourced], text, eventID string) {
 func (d *draft) assistant(e *engine.EventView, text string) {
 	d.spans = sentences(d.spans[:0], text)
 	parts := d.spans
-	l := lowerOf(text)
+	l := lowerOf(text, d.hits)
 	for i, sp := range parts {
 		if !l.isDecision(sp) {
 			continue
@@ -330,6 +332,7 @@ func (d *draft) assistant(e *engine.EventView, text string) {
 		}
 		d.decision(d.clean(choice), d.clean(rationale), e.EventID)
 	}
+	d.hits = l.hits
 	if len(parts) > 0 {
 		if s, lower := l.span(parts[0]); isCompletion(lower) {
 			d.completions = append(d.completions, d.position)

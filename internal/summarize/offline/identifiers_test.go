@@ -29,3 +29,18 @@ func TestTokenHelpersMatchStrings(t *testing.T) {
 		}
 	}
 }
+
+// collapseSpace gives what strings.Fields and strings.Join give.
+func TestCollapseSpaceMatchesFields(t *testing.T) {
+	parts := []string{"", " ", "  ", "\t", "\n", "\v\f\r", "a", "é", "\u00a0", "\u0085", "\u2028", "\u3000", "中", "\ufffd", "x y"}
+	for _, a := range parts {
+		for _, b := range parts {
+			for _, c := range parts {
+				s := a + b + c
+				if got, want := collapseSpace(s), strings.Join(strings.Fields(s), " "); got != want {
+					t.Errorf("collapseSpace(%q) = %q, want %q", s, got, want)
+				}
+			}
+		}
+	}
+}

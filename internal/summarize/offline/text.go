@@ -107,8 +107,7 @@ func clip(s string, n int) string {
 // cleanText makes s a safe free text: valid UTF-8, white space collapsed,
 // secrets masked, at most n bytes. It returns "" when nothing is left.
 func cleanText(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Join(strings.Fields(s), " ")
+	s = collapseSpace(strings.ToValidUTF8(s, "\uFFFD"))
 	if s == "" {
 		return ""
 	}
@@ -116,6 +115,40 @@ func cleanText(s string, n int) string {
 		s, _ = redact.String(s)
 	}
 	return clip(s, n)
+}
+
+// collapseSpace is strings.Join(strings.Fields(s), " "), which returns s
+// itself, without building the fields, when s is collapsed already: most
+// sentences are.
+func collapseSpace(s string) string {
+	if collapsed(s) {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// collapsed reports whether s has no white space but single ASCII spaces
+// between other runes.
+func collapsed(s string) bool {
+	space := true // a space at the start is not collapsed
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			isSpace := c == ' ' || c >= '\t' && c <= '\r'
+			if isSpace && (c != ' ' || space) {
+				return false
+			}
+			space = isSpace
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			return false
+		}
+		space = false
+		i += size
+	}
+	return !space || s == ""
 }
 
 // containsWord reports whether lower (already lower-cased) contains w with
@@ -180,11 +213,16 @@ type lowered struct {
 	// English in lower, and, in lower, decision phrases (found on demand).
 	chinese, words, decisions        []hit
 	constraintsFound, decisionsFound bool
+	// hits holds all of them, in a buffer the caller may pass on to the
+	// next text.
+	hits []hit
 }
 
-func lowerOf(text string) *lowered {
+// lowerOf returns text with its lower-case form; keyword hits are stored in
+// buf's array.
+func lowerOf(text string, buf []hit) *lowered {
 	lower := strings.ToLower(text)
-	return &lowered{text: text, lower: lower, aligned: len(lower) == len(text)}
+	return &lowered{text: text, lower: lower, aligned: len(lower) == len(text), hits: buf[:0]}
 }
 
 // span returns the sentence at sp and its lower-case form.
@@ -204,8 +242,11 @@ func (l *lowered) isConstraint(sp span) bool {
 		return isConstraint(l.span(sp))
 	}
 	if !l.constraintsFound {
-		l.chinese = constraintChineseIndex.find(nil, l.text)
-		l.words = constraintWordIndex.find(nil, l.lower)
+		start := len(l.hits)
+		l.hits = constraintChineseIndex.find(l.hits, l.text)
+		mid := len(l.hits)
+		l.hits = constraintWordIndex.find(l.hits, l.lower)
+		l.chinese, l.words = l.hits[start:mid:mid], l.hits[mid:]
 		l.constraintsFound = true
 	}
 	return anyIn(l.chinese, sp) || anyWordIn(l.lower, l.words, sp)
@@ -218,7 +259,9 @@ func (l *lowered) isDecision(sp span) bool {
 		return isDecision(lower)
 	}
 	if !l.decisionsFound {
-		l.decisions = decisionIndex.find(nil, l.lower)
+		start := len(l.hits)
+		l.hits = decisionIndex.find(l.hits, l.lower)
+		l.decisions = l.hits[start:]
 		l.decisionsFound = true
 	}
 	return anyIn(l.decisions, sp)
