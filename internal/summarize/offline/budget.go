@@ -213,20 +213,32 @@ func pack(ids []*ident, maxCites int) []semantic.Sourced {
 	var out []semantic.Sourced
 	for k, list := range byKind {
 		for len(list) > 0 {
+			n, size := packCount(kindHeaders[k], list)
 			var text strings.Builder
+			text.Grow(size)
 			text.WriteString(kindHeaders[k])
 			var cites []string
-			n := 0
-			for n < len(list) && (n == 0 || text.Len()+1+len(list[n].text) <= ccEntryBytes) {
-				text.WriteString("\n" + list[n].text)
-				cites = cite(cites, list[n].eventID, maxCites)
-				n++
+			for _, id := range list[:n] {
+				text.WriteByte('\n')
+				text.WriteString(id.text)
+				cites = citeOwned(cites, id.eventID, maxCites)
 			}
 			out = append(out, semantic.Sourced{Text: clip(text.String(), maxSchemaText), SourceEventIDs: cites})
 			list = list[n:]
 		}
 	}
 	return out
+}
+
+// packCount returns how many identifiers of list (at least one) go into the
+// entry under header, and the length of its text.
+func packCount(header string, list []*ident) (n, size int) {
+	size = len(header)
+	for n < len(list) && (n == 0 || size+1+len(list[n].text) <= ccEntryBytes) {
+		size += 1 + len(list[n].text)
+		n++
+	}
+	return n, size
 }
 
 // semanticSize is the length of the JSON encoding of s without HTML

@@ -82,6 +82,22 @@ func cite(ids []string, id string, max int) []string {
 	return out
 }
 
+// citeOwned is cite for a list no one else holds: it reuses the list's
+// array instead of copying it.
+func citeOwned(ids []string, id string, max int) []string {
+	out := ids[:0]
+	for _, x := range ids {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	out = append(out, id)
+	if len(out) > max {
+		out = out[:copy(out, out[len(out)-max:])]
+	}
+	return out
+}
+
 // citeAll merges more into ids, in order, as by cite.
 func citeAll(ids, more []string, max int) []string {
 	for _, id := range more {
