@@ -79,6 +79,10 @@ type encoder struct {
 	pairs  []member
 	orders keyOrders
 
+	// pairsHigh is the most of pairs used since the encoder left the pool;
+	// putEncoder clears that much.
+	pairsHigh int
+
 	// digest and sum serve EncodeHashWithout, which hashes two pieces.
 	digest hash.Hash
 	sum    [sha256.Size]byte
@@ -237,16 +241,20 @@ func (e *encoder) valuer(x Valuer, depth int) (err error) {
 // in key order; nested objects use the region above this one.
 func (e *encoder) mapAny(m map[string]any, depth int) error {
 	start := len(e.pairs)
-	order := e.collect(m)
+	order, kept := e.collect(m)
 	members := e.pairs[start:]
 	var err error
 	if order != nil {
 		// Nested objects must not replace the order while it is in use.
 		order.busy++
+	}
+	if kept {
 		err = e.membersWithKeys(members, order, depth)
-		order.busy--
 	} else {
-		err = e.members(members, depth)
+		err = e.members(members, order, depth)
+	}
+	if order != nil {
+		order.busy--
 	}
 	// The members stay in the scratch above len until putEncoder clears
 	// it: they belong to the value being encoded anyway.
@@ -254,10 +262,13 @@ func (e *encoder) mapAny(m map[string]any, depth int) error {
 	return err
 }
 
-// members writes an object's members, given in key order.
-func (e *encoder) members(ms []member, depth int) error {
+// members writes an object's members, given in key order. If keep is not
+// nil, the encoded keys are copied into it as they are written and it is
+// made the kept order for these keys once all are written.
+func (e *encoder) members(ms []member, keep *keyOrder, depth int) error {
 	e.buf = append(e.buf, '{')
 	for i := range ms {
+		from := len(e.buf)
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
@@ -265,11 +276,18 @@ func (e *encoder) members(ms []member, depth int) error {
 			return err
 		}
 		e.buf = append(e.buf, ':')
+		if keep != nil {
+			keep.enc = append(keep.enc, e.buf[from:]...)
+			keep.ends = append(keep.ends, len(keep.enc))
+		}
 		if err := e.value(ms[i].value, depth+1); err != nil {
 			return err
 		}
 	}
 	e.buf = append(e.buf, '}')
+	if keep != nil {
+		keep.setKeys(ms)
+	}
 	return nil
 }
 

@@ -26,7 +26,8 @@ func putEncoder(e *encoder) {
 	}
 	// Drop key and value references so pooled scratch pins no memory.
 	clear(e.keys[:cap(e.keys)])
-	clear(e.pairs[:cap(e.pairs)])
+	clear(e.pairs[:e.pairsHigh])
+	e.pairsHigh = 0
 	e.orders.reset()
 	encoderPool.Put(e)
 }
@@ -72,7 +73,7 @@ func hexSum(sum []byte) string {
 func EncodeHashWithout(m map[string]any, omit string) ([]byte, string, error) {
 	e := getEncoder()
 	defer putEncoder(e)
-	e.collect(m)
+	e.collect(m) // the keys are written here, so no order is kept
 	members := e.pairs
 	// cut is the omitted member with one adjacent comma: [cutFrom, cutTo).
 	cutFrom, cutTo := -1, -1

@@ -1,6 +1,7 @@
 package canonical
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -11,24 +12,29 @@ type member struct {
 	value any
 }
 
-// collect appends the members of m to e.pairs in key order. It returns the
-// kept key order of m's keys when there is one (see keyOrders), whose
-// encoded keys the caller may copy.
+// collect appends the members of m to e.pairs in key order. If m has the
+// keys of a kept order (see keyOrders), it returns that order and true: its
+// encoded keys may be copied. Otherwise it may return the slot for m's size,
+// emptied, for the caller to keep m's keys in as it writes them (see
+// members).
 //
 // The objects of one value mostly repeat a few key sets (every event of a
 // lane has the same fields), so the sorted keys of recent objects are kept
 // per encoder: when they fit m, the members are fetched by lookup, which
-// costs less than iterating the map and sorting its keys again.
-func (e *encoder) collect(m map[string]any) *keyOrder {
+// costs less than iterating the map and sorting its keys again, and their
+// keys need no escaping.
+func (e *encoder) collect(m map[string]any) (*keyOrder, bool) {
 	if order := e.orders.fill(&e.pairs, m); order != nil {
-		return order
+		e.pairsHigh = max(e.pairsHigh, len(e.pairs))
+		return order, true
 	}
 	start := len(e.pairs)
 	for k, v := range m {
 		e.pairs = append(e.pairs, member{k, v})
 	}
+	e.pairsHigh = max(e.pairsHigh, len(e.pairs))
 	sortMembers(e.pairs[start:])
-	return e.remember(e.pairs[start:])
+	return e.orders.claim(len(m)), false
 }
 
 // keyOrderSlots is how many sorted key lists an encoder keeps; a list is
@@ -57,8 +63,12 @@ type keyOrder struct {
 }
 
 // keyOrders holds the key orders of recently written objects, slot
-// len%keyOrderSlots for an object of len keys.
-type keyOrders [keyOrderSlots]keyOrder
+// len%keyOrderSlots for an object of len keys; used has a bit set for each
+// slot filled since the last reset.
+type keyOrders struct {
+	slots [keyOrderSlots]keyOrder
+	used  uint32
+}
 
 // fill appends the members of m to *pairs in key order and returns the key
 // order used if m has exactly the keys of the order kept for its size. The
@@ -66,7 +76,7 @@ type keyOrders [keyOrderSlots]keyOrder
 // key sets are equal, whatever happened to m since the order was kept. On
 // nil *pairs is as it was.
 func (o *keyOrders) fill(pairs *[]member, m map[string]any) *keyOrder {
-	order := &o[len(m)%keyOrderSlots]
+	order := &o.slots[len(m)%keyOrderSlots]
 	if len(order.keys) != len(m) || len(m) == 0 {
 		return nil
 	}
@@ -84,42 +94,37 @@ func (o *keyOrders) fill(pairs *[]member, m map[string]any) *keyOrder {
 	return order
 }
 
-// remember keeps the keys of sorted members, and their encodings, in the
-// slot for their count and returns it; it returns nil if the slot is in use
-// or a key is not canonical (which the caller then reports).
-func (e *encoder) remember(ms []member) *keyOrder {
-	if len(ms) == 0 || len(ms) > maxKeyOrder {
+// claim empties and returns the slot for objects of n keys, to be filled
+// by the caller, or nil if n is out of range or the slot is in use.
+func (o *keyOrders) claim(n int) *keyOrder {
+	if n == 0 || n > maxKeyOrder {
 		return nil
 	}
-	order := &e.orders[len(ms)%keyOrderSlots]
+	slot := n % keyOrderSlots
+	order := &o.slots[slot]
 	if order.busy > 0 {
 		return nil
 	}
-	order.keys, order.ends = order.keys[:0], order.ends[:0]
-	out := e.buf
-	e.buf = order.enc[:0]
-	defer func() { order.enc, e.buf = e.buf, out }()
-	for i := range ms {
-		if i > 0 {
-			e.buf = append(e.buf, ',')
-		}
-		if e.string(ms[i].key) != nil {
-			clear(order.keys)
-			order.keys = order.keys[:0]
-			return nil
-		}
-		e.buf = append(e.buf, ':')
-		order.keys = append(order.keys, ms[i].key)
-		order.ends = append(order.ends, len(e.buf))
-	}
+	o.used |= 1 << slot
+	clear(order.keys)
+	order.keys, order.enc, order.ends = order.keys[:0], order.enc[:0], order.ends[:0]
 	return order
 }
 
+// setKeys completes a claimed order whose encodings have been added: it
+// becomes the kept order for the keys of ms.
+func (order *keyOrder) setKeys(ms []member) {
+	for i := range ms {
+		order.keys = append(order.keys, ms[i].key)
+	}
+}
+
 // reset forgets every order, dropping the key references and any encoding
-// scratch grown past maxKeyOrderBytes.
+// scratch grown past maxKeyOrderBytes. Only the slots used since the last
+// reset are visited, which keeps returning an encoder cheap for small values.
 func (o *keyOrders) reset() {
-	for i := range o {
-		order := &o[i]
+	for used := o.used; used != 0; used &= used - 1 {
+		order := &o.slots[bits.TrailingZeros32(used)]
 		clear(order.keys)
 		order.keys = order.keys[:0]
 		order.busy = 0
@@ -127,6 +132,7 @@ func (o *keyOrders) reset() {
 			order.enc = nil
 		}
 	}
+	o.used = 0
 }
 
 // sortMembers orders members by key bytes: insertion sort for the small

@@ -47,16 +47,19 @@ func TestKeyOrderSameSizeDifferentKeys(t *testing.T) {
 	})
 }
 
-// An object whose key is not valid UTF-8 is rejected whether or not an
-// object of its size was written before it, and does not spoil the order
-// kept for later objects.
+// An object whose key is not valid UTF-8, or with a value outside the
+// domain, is rejected whether or not an object of its size was written
+// before it, and does not spoil the order kept for later objects.
 func TestKeyOrderInvalidKey(t *testing.T) {
 	good := map[string]any{"a": 1, "b": 2}
 	bad := map[string]any{"a": 1, "\xff": 2}
+	badValue := map[string]any{"a": 1, "b": func() {}}
 	for _, v := range []any{
 		[]any{bad},
 		[]any{good, bad},
 		[]any{bad, good},
+		[]any{badValue, good},
+		[]any{good, badValue},
 		map[string]any{"a": bad, "b": 1},
 	} {
 		if _, err := Encode(v); !errors.Is(err, ErrNotCanonical) {
