@@ -48,7 +48,7 @@ GLOBL specialBytes<>(SB), RODATA|NOPTR, $48
 
 // func escapeSSE2(dst []byte, s string, words *[128]uint64) (read, written int)
 //
-// See escapeASCII in plain_amd64.go for the contract; words is
+// See escapeASCII in escape_amd64.go for the contract; words is
 // &escapeWords. Registers:
 // SI, R9 = s, len(s); DI = dst; AX = bytes of s read;
 // R12 = E, how far the output has moved ahead of the input (byte s[i]
