@@ -346,8 +346,7 @@ func (d *draft) assistant(e *engine.EventView, text string) {
 
 // becauseSentence returns s if it gives a reason for the sentence before it.
 func becauseSentence(s string) string {
-	lower := strings.ToLower(s)
-	if strings.HasPrefix(lower, "because") || strings.HasPrefix(lower, "this is because") || strings.HasPrefix(s, "因为") {
+	if lowerHasPrefix(s, "because") || lowerHasPrefix(s, "this is because") || strings.HasPrefix(s, "因为") {
 		return s
 	}
 	return ""

@@ -233,6 +233,9 @@ func isCommitHash(s string) bool {
 
 // isTicket accepts JIRA-123 and CVE-2024-1234 shapes.
 func isTicket(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false // the head starts with a capital; most tokens do not
+	}
 	head, rest, ok := strings.Cut(s, "-")
 	if !ok || len(head) < 2 || len(head) > 10 {
 		return false
@@ -287,7 +290,10 @@ func path(tok string) (string, bool) {
 	if i := strings.IndexByte(tok, ':'); i > 0 && lineSuffix(tok[i+1:]) {
 		tok = tok[:i]
 	}
-	if len(tok) < 3 || strings.Contains(tok, "//") || tok[0] == '-' {
+	// A path has a slash or, for its extension, a dot; most tokens have
+	// neither.
+	if len(tok) < 3 || strings.IndexByte(tok, '/') < 0 && strings.IndexByte(tok, '.') < 0 ||
+		strings.Contains(tok, "//") || tok[0] == '-' {
 		return "", false
 	}
 	letter := false

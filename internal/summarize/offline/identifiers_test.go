@@ -44,3 +44,15 @@ func TestCollapseSpaceMatchesFields(t *testing.T) {
 		}
 	}
 }
+
+// lowerHasPrefix gives what lower-casing and strings.HasPrefix give.
+func TestLowerHasPrefixMatchesToLower(t *testing.T) {
+	texts := []string{"", "b", "becaus", "because", "Because x", "BECAUSE", "\u212a", "This İs because", "THIS IS BECAUSE!", "\xffbecause", "bécause", "this is  because"}
+	for _, s := range texts {
+		for _, p := range []string{"because", "this is because", "k", "i"} {
+			if got, want := lowerHasPrefix(s, p), strings.HasPrefix(strings.ToLower(s), p); got != want {
+				t.Errorf("lowerHasPrefix(%q, %q) = %v, want %v", s, p, got, want)
+			}
+		}
+	}
+}

@@ -15,14 +15,19 @@ import (
 type wordIndex struct {
 	words         []string
 	first, second [256]uint32 // bit i: words[i] has this first / second byte
+	// nonASCII is set when every word starts with a non-ASCII byte (the
+	// Chinese ones): runs of ASCII text are then skipped eight bytes at a
+	// time.
+	nonASCII bool
 }
 
 func newWordIndex(words []string) *wordIndex {
 	if len(words) > 32 {
 		panic("offline: more than 32 keywords")
 	}
-	x := &wordIndex{words: words}
+	x := &wordIndex{words: words, nonASCII: true}
 	for i, w := range words {
+		x.nonASCII = x.nonASCII && w[0] >= utf8.RuneSelf
 		if len(w) < 2 {
 			panic("offline: keyword shorter than two bytes")
 		}
@@ -39,6 +44,14 @@ type hit struct{ start, end int }
 // ones included, ordered by start.
 func (x *wordIndex) find(dst []hit, s string) []hit {
 	for i := 0; i+1 < len(s); i++ {
+		if x.nonASCII {
+			for i+8 <= len(s) && ascii8(s[i:i+8]) {
+				i += 8
+			}
+			if i+1 >= len(s) {
+				break
+			}
+		}
 		m := x.first[s[i]] & x.second[s[i+1]]
 		for m != 0 {
 			w := x.words[bits.TrailingZeros32(m)]
@@ -49,6 +62,11 @@ func (x *wordIndex) find(dst []hit, s string) []hit {
 		}
 	}
 	return dst
+}
+
+// ascii8 reports whether the eight bytes of s are ASCII.
+func ascii8(s string) bool {
+	return (s[0]|s[1]|s[2]|s[3]|s[4]|s[5]|s[6]|s[7])&0x80 == 0
 }
 
 // within returns the hits that start inside sp; some may end after it.

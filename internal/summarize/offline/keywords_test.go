@@ -17,6 +17,10 @@ func keywordTexts(t *testing.T) []string {
 		"必须。不要！禁止；务必", "我们决定采用。改用选用", "we'll use x because y. Going with z",
 		"i decided\ni'll use", "instead of.instead of", "decideddecided", "\xffmust\xfe never",
 	}
+	for n := range 18 {
+		// Chinese keywords at every offset after a run of ASCII.
+		texts = append(texts, strings.Repeat("a", n)+"必须 x", strings.Repeat("b", n)+"不要", "我"+strings.Repeat(" ", n)+"禁止。")
+	}
 	for seed := range uint64(4) {
 		for _, e := range laneViews(t, lanegen.Options{Events: 120, Seed: seed, ChineseEvery: 2}) {
 			texts = append(texts, eventText(&e))

@@ -60,14 +60,20 @@ var breakLead = [256]bool{'\n': true, '.': true, '!': true, '?': true, 0xE3: tru
 // trimSpan removes surrounding white space; ok is false for an empty span.
 func trimSpan(s string, sp span) (span, bool) {
 	for sp.start < sp.end {
-		r, size := utf8.DecodeRuneInString(s[sp.start:sp.end])
+		r, size := rune(s[sp.start]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[sp.start:sp.end])
+		}
 		if !unicode.IsSpace(r) {
 			break
 		}
 		sp.start += size
 	}
 	for sp.end > sp.start {
-		r, size := utf8.DecodeLastRuneInString(s[sp.start:sp.end])
+		r, size := rune(s[sp.end-1]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeLastRuneInString(s[sp.start:sp.end])
+		}
 		if !unicode.IsSpace(r) {
 			break
 		}
@@ -115,6 +121,24 @@ func cleanText(s string, n int) string {
 		s, _ = redact.String(s)
 	}
 	return clip(s, n)
+}
+
+// lowerHasPrefix is strings.HasPrefix(strings.ToLower(s), prefix) for an
+// ASCII prefix, without lower-casing s: lower-casing maps rune by rune, and
+// a rune matches an ASCII byte of prefix only if it lower-cases to it.
+func lowerHasPrefix(s, prefix string) bool {
+	i := 0
+	for j := 0; j < len(prefix); j++ {
+		if i >= len(s) {
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.ToLower(r) != rune(prefix[j]) {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // collapseSpace is strings.Join(strings.Fields(s), " "), which returns s
