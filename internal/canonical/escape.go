@@ -22,18 +22,29 @@ var shortEscape = func() [utf8.RuneSelf]byte {
 
 const upperHex = "0123456789ABCDEF"
 
-// string writes s quoted with OTP json escaping: only '"', '\\' and control
-// characters are escaped (uppercase hex); everything else, including '/',
-// DEL, U+2028 and U+2029, is copied verbatim. It validates UTF-8 in the same
-// pass.
+// string writes s quoted with OTP json escaping (see AppendString).
+func (e *encoder) string(s string) error {
+	buf, err := AppendString(e.buf, s)
+	if err != nil {
+		return err
+	}
+	e.buf = buf
+	return nil
+}
+
+// AppendString appends s quoted with OTP json escaping, the canonical
+// encoding of a string: only '"', '\\' and control characters are escaped
+// (uppercase hex); everything else, including '/', DEL, U+2028 and U+2029,
+// is copied verbatim. It validates UTF-8 in the same pass. On error (invalid
+// UTF-8, wrapping ErrNotCanonical) dst is returned unextended.
 //
 // The output slice is used at its full capacity, which always leaves room
 // for the rest of s, the closing quote and some escapes, so escapeASCII can
 // copy plain runs while it scans them. It stops at non-ASCII text, which is
 // validated here, and when the room for escapes runs out.
-func (e *encoder) string(s string) error {
-	n := len(e.buf)
-	buf := ensure(e.buf, n, len(s)+2+escapeRoom)
+func AppendString(dst []byte, s string) ([]byte, error) {
+	n := len(dst)
+	buf := ensure(dst, n, len(s)+2+escapeRoom)
 	buf[n] = '"'
 	n++
 	for i := 0; ; {
@@ -44,12 +55,11 @@ func (e *encoder) string(s string) error {
 		switch {
 		case i == len(s):
 			buf[n] = '"'
-			e.buf = buf[:n+1]
-			return nil
+			return buf[:n+1], nil
 		case s[i] >= utf8.RuneSelf:
 			k, ok := copyRunes(buf[n:], s[i:])
 			if !ok {
-				return notCanonical("string is not valid UTF-8")
+				return dst, notCanonical("string is not valid UTF-8")
 			}
 			i += k
 			n += k

@@ -86,19 +86,9 @@ func viewSize(e *InputEvent) (int, error) {
 	return n, err
 }
 
-// appendString appends the canonical encoding of s. Strings of printable
-// ASCII without quote or backslash (ids, hashes, roles) encode as
-// themselves in quotes, so they skip the generic encoder and its interface
-// conversion; anything else goes through canonical.AppendEncode.
+// appendString appends the canonical encoding of s.
 func appendString(dst []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return canonical.AppendEncode(dst, s)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"'), nil
+	return canonical.AppendString(dst, s)
 }
 
 // appendOptionalString appends null for nil, else the encoded string.
