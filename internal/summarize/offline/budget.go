@@ -85,7 +85,7 @@ type output struct {
 	skeleton int    // encoded size without the lists
 	ccKey    [2]int // len(ids), len(otherCC) when critical_context was measured
 	ccBytes  int
-	measured [listCount - 1]listSize // the other lists, in the order of size
+	lists    listTally
 }
 
 func (d *draft) output() *output {
@@ -275,11 +275,10 @@ func trim(o *output, budget int) {
 	}
 }
 
-// size is the length of the output's JSON encoding, measured a list at a
-// time. Lists only lose entries between measurements, so a list of the
-// length it had when last measured is the same list and keeps its size; the
-// critical_context entries are packed again only when identifiers or
-// carried entries were dropped.
+// size is the length of the output's JSON encoding. The lists other than
+// critical_context are measured once and then kept up to date as entries
+// are dropped; critical_context is packed and measured again only when
+// identifiers or carried entries were dropped.
 func (o *output) size() int {
 	s := o.s
 	if o.skeleton == 0 {
@@ -288,35 +287,51 @@ func (o *output) size() int {
 	}
 	if key := [2]int{len(o.ids), len(o.otherCC)}; key != o.ccKey {
 		o.ccKey = key
-		o.buf = appendList(o.buf[:0], o.criticalContext())
-		o.ccBytes = len(o.buf)
+		o.ccBytes = listLen(&o.buf, o.criticalContext())
 	}
-	m := &o.measured
-	return o.skeleton + o.ccBytes +
-		listBytes(&m[0], s.Objective, &o.buf) + listBytes(&m[1], s.UserRequests, &o.buf) +
-		listBytes(&m[2], s.Constraints, &o.buf) + listBytes(&m[3], s.Decisions, &o.buf) +
-		listBytes(&m[4], s.Progress.Completed, &o.buf) + listBytes(&m[5], s.Progress.Active, &o.buf) +
-		listBytes(&m[6], s.Progress.Blocked, &o.buf) + listBytes(&m[7], s.Progress.Pending, &o.buf) +
-		listBytes(&m[8], s.Errors, &o.buf) + listBytes(&m[9], s.ArtifactRefs, &o.buf)
+	if !o.lists.valid {
+		o.lists = listTally{bytes: o.measureLists(), valid: true}
+	}
+	return o.skeleton + o.ccBytes + o.lists.bytes
 }
 
 // listCount is the number of lists in a semantic, critical_context included.
 const listCount = 11
 
-// listSize is the encoded size of a list when it had n entries.
-type listSize struct {
-	n, bytes int
-	valid    bool
+// measureLists returns the encoded size of the lists other than
+// critical_context.
+func (o *output) measureLists() int {
+	s, b := o.s, &o.buf
+	return listLen(b, s.Objective) + listLen(b, s.UserRequests) + listLen(b, s.Constraints) +
+		listLen(b, s.Decisions) + listLen(b, s.Progress.Completed) + listLen(b, s.Progress.Active) +
+		listLen(b, s.Progress.Blocked) + listLen(b, s.Progress.Pending) + listLen(b, s.Errors) +
+		listLen(b, s.ArtifactRefs)
 }
 
-// listBytes returns the encoded size of list, measuring it (in *buf) only
-// when its length changed since the last measurement recorded in m.
-func listBytes[T any](m *listSize, list []T, buf *[]byte) int {
-	if !m.valid || m.n != len(list) {
-		*buf = appendList((*buf)[:0], list)
-		*m = listSize{n: len(list), bytes: len(*buf), valid: true}
+// listLen is the encoded size of list, encoded in *buf.
+func listLen[T any](buf *[]byte, list []T) int {
+	*buf = appendList((*buf)[:0], list)
+	return len(*buf)
+}
+
+// listTally is the encoded size of the lists other than critical_context,
+// once measured.
+type listTally struct {
+	bytes int
+	valid bool
+}
+
+// dropped accounts for an entry of encoded size e leaving a list that now
+// has n entries: the entry goes, and a comma with it unless it was alone. A
+// nil tally counts nothing.
+func (t *listTally) dropped(e, n int) {
+	if t == nil || !t.valid {
+		return
 	}
-	return m.bytes
+	t.bytes -= e
+	if n > 0 {
+		t.bytes--
+	}
 }
 
 // shed drops entries until their estimated size covers excess; it reports
@@ -352,6 +367,7 @@ func (o *output) clear() {
 		Errors: []semantic.ErrorEntry{}, ArtifactRefs: []semantic.ArtifactRef{}, Coverage: cov,
 	}
 	o.ids, o.otherCC = nil, nil
+	o.lists.valid, o.ccKey = false, [2]int{-1, -1}
 }
 
 // ladder lists the trimming steps in order of expendability. Each step drops
@@ -367,16 +383,16 @@ func (o *output) ladder() []func() int {
 	resolved := func(e semantic.ErrorEntry) bool { return e.Status == "resolved" }
 	history := func(floor int) []func() int {
 		return []func() int{
-			dropOldest(&s.Progress.Completed, floor, nil),
-			dropOldest(&s.Errors, floor, resolved),
-			dropOldest(&s.UserRequests, floor, settled),
-			dropOldest(&s.Progress.Pending, floor, nil),
-			dropOldest(&s.Progress.Active, floor, nil),
-			dropOldest(&s.Progress.Blocked, floor, nil),
-			dropOldest(&s.ArtifactRefs, floor, nil),
-			dropOldest(&s.Decisions, floor, nil),
-			dropOldest(&s.Objective, min(floor, 2), nil),
-			dropOldest(&o.otherCC, floor, nil),
+			dropOldest(&s.Progress.Completed, floor, nil, &o.lists),
+			dropOldest(&s.Errors, floor, resolved, &o.lists),
+			dropOldest(&s.UserRequests, floor, settled, &o.lists),
+			dropOldest(&s.Progress.Pending, floor, nil, &o.lists),
+			dropOldest(&s.Progress.Active, floor, nil, &o.lists),
+			dropOldest(&s.Progress.Blocked, floor, nil, &o.lists),
+			dropOldest(&s.ArtifactRefs, floor, nil, &o.lists),
+			dropOldest(&s.Decisions, floor, nil, &o.lists),
+			dropOldest(&s.Objective, min(floor, 2), nil, &o.lists),
+			dropOldest(&o.otherCC, floor, nil, nil), // measured with critical_context
 		}
 	}
 	var steps []func() int
@@ -386,19 +402,20 @@ func (o *output) ladder() []func() int {
 	steps = append(steps, history(0)...)
 	steps = append(steps, o.dropIdentifier(32))
 	return append(steps,
-		dropOldest(&s.Constraints, 8, nil),
-		dropOldest(&s.Errors, 4, nil),
-		dropOldest(&s.UserRequests, 4, nil),
+		dropOldest(&s.Constraints, 8, nil, &o.lists),
+		dropOldest(&s.Errors, 4, nil, &o.lists),
+		dropOldest(&s.UserRequests, 4, nil, &o.lists),
 		o.dropIdentifier(0),
-		dropOldest(&s.Constraints, 0, nil),
-		dropOldest(&s.Errors, 0, nil),
-		dropOldest(&s.UserRequests, 0, nil),
+		dropOldest(&s.Constraints, 0, nil, &o.lists),
+		dropOldest(&s.Errors, 0, nil, &o.lists),
+		dropOldest(&s.UserRequests, 0, nil, &o.lists),
 	)
 }
 
 // dropOldest returns a step removing the oldest entry of *list that matches
 // (any entry when match is nil), while more than floor such entries remain.
-func dropOldest[T any](list *[]T, floor int, match func(T) bool) func() int {
+// The step accounts for the bytes it removes in tally, if any.
+func dropOldest[T any](list *[]T, floor int, match func(T) bool, tally *listTally) func() int {
 	return func() int {
 		count, first := 0, -1
 		for i, e := range *list {
@@ -412,9 +429,10 @@ func dropOldest[T any](list *[]T, floor int, match func(T) bool) func() int {
 		if count <= floor || first < 0 {
 			return 0
 		}
-		freed := entrySize(&(*list)[first]) + 1
+		e := entrySize(&(*list)[first])
 		*list = slices.Delete(*list, first, first+1)
-		return freed
+		tally.dropped(e, len(*list))
+		return e + 1
 	}
 }
 
