@@ -56,3 +56,31 @@ func TestLowerHasPrefixMatchesToLower(t *testing.T) {
 		}
 	}
 }
+
+// lowerASCII holds exactly for the texts strings.ToLower leaves alone
+// because they are ASCII without capitals.
+func TestLowerASCIIMatchesByteTest(t *testing.T) {
+	want := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= 0x80 || 'A' <= s[i] && s[i] <= 'Z' {
+				return false
+			}
+		}
+		return true
+	}
+	for c := range 256 {
+		for pos := range 17 {
+			for _, fill := range []byte{'a', '@', '[', 'z', 0, 0x7f} {
+				b := []byte(strings.Repeat(string(rune(fill)), 17))
+				b[pos] = byte(c)
+				s := string(b)
+				if got := lowerASCII(s); got != want(s) {
+					t.Fatalf("lowerASCII(%q) = %v, want %v", s, got, !got)
+				}
+				if got := lowerASCII(s); got && strings.ToLower(s) != s {
+					t.Fatalf("lowerASCII(%q) but ToLower changes it", s)
+				}
+			}
+		}
+	}
+}

@@ -123,6 +123,33 @@ func cleanText(s string, n int) string {
 	return clip(s, n)
 }
 
+// lowerASCII reports whether s is ASCII without capitals, which
+// strings.ToLower returns as it is. It tests eight bytes at a time: most
+// texts are such, and ToLower tests them one by one.
+func lowerASCII(s string) bool {
+	const (
+		high  = 0x8080808080808080
+		fromA = 0x3F3F3F3F3F3F3F3F // 0x80 - 'A' in each byte
+		pastZ = 0x2525252525252525 // 0x80 - 'Z' - 1 in each byte
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// With every byte under 0x80 the sums carry into no other byte; a
+		// byte's high bit is set in x+fromA from 'A' up and in x+pastZ past 'Z'.
+		if x&high != 0 || (x+fromA)&^(x+pastZ)&high != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
 // lowerHasPrefix is strings.HasPrefix(strings.ToLower(s), prefix) for an
 // ASCII prefix, without lower-casing s: lower-casing maps rune by rune, and
 // a rune matches an ASCII byte of prefix only if it lower-cases to it.
@@ -245,7 +272,10 @@ type lowered struct {
 // lowerOf returns text with its lower-case form; keyword hits are stored in
 // buf's array.
 func lowerOf(text string, buf []hit) *lowered {
-	lower := strings.ToLower(text)
+	lower := text
+	if !lowerASCII(text) {
+		lower = strings.ToLower(text)
+	}
 	return &lowered{text: text, lower: lower, aligned: len(lower) == len(text), hits: buf[:0]}
 }
 
