@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"slices"
 	"sync"
@@ -89,14 +90,13 @@ func benchBodies(b *testing.B, run string, n int) [][]byte {
 	return bodies
 }
 
+// publishAll publishes every body at once.
 func publishAll(b *testing.B, js jetstream.JetStream, subject string, bodies [][]byte, ids []string, l *latencies) {
-	ctx := context.Background()
 	for i, body := range bodies {
 		l.begin(ids[i])
 		if _, err := js.PublishAsync(subject, body, jetstream.WithMsgID(ids[i])); err != nil {
 			b.Fatal(err)
 		}
-		_ = ctx
 	}
 	select {
 	case <-js.PublishAsyncComplete():
@@ -111,11 +111,29 @@ func benchProcessor(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, 
 	})
 }
 
+// benchInProcess makes the benchmarks connect to the embedded server
+// in-process, as processor serve does by default, instead of over loopback
+// TCP (as a processor with --nats-url does).
+var benchInProcess = flag.Bool("cairn.inprocess", false, "benchmarks connect to the embedded server in-process")
+
+// benchJetStream connects to srv over loopback TCP, or in-process with
+// -cairn.inprocess.
+func benchJetStream(b *testing.B, srv *testenv.Server) jetstream.JetStream {
+	if !*benchInProcess {
+		return srv.JetStream(b)
+	}
+	js, err := jetstream.New(srv.Conn(b, nats.InProcessServer(srv.Server())))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return js
+}
+
 // benchProcessorBodies runs b.N requests made by body(i), with request id
 // "<run>-<i>", through a processor on a fresh embedded server.
 func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, body func(int) []byte) (float64, time.Duration) {
 	srv := testenv.NATS(b, testenv.Options{})
-	e := newEnv(b, srv.JetStream(b), 1)
+	e := newEnv(b, benchJetStream(b, srv), 1)
 	e.realEngine = true
 	n := b.N
 	bodies := make([][]byte, n)
@@ -153,7 +171,7 @@ func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summar
 
 func benchBaseline(b *testing.B, workers int, prefix string) (float64, time.Duration) {
 	srv := testenv.NATS(b, testenv.Options{})
-	js := srv.JetStream(b)
+	js := benchJetStream(b, srv)
 	ctx := context.Background()
 	n := b.N
 	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "BASE_REQ", Subjects: []string{"base.req"}, Storage: jetstream.FileStorage}); err != nil {
