@@ -49,10 +49,16 @@ func Encode(v any) ([]byte, error) {
 func AppendEncode(dst []byte, v any) ([]byte, error) {
 	e := getEncoder()
 	defer putEncoder(e)
-	if err := e.value(v, 0); err != nil {
+	// Encode straight into dst (no copy); the pooled buffer waits aside.
+	own := e.buf
+	e.buf = dst
+	err := e.value(v, 0)
+	out := e.buf
+	e.buf = own
+	if err != nil {
 		return dst, err
 	}
-	return append(dst, e.buf...), nil
+	return out, nil
 }
 
 // EncodedSize returns the byte length of the canonical encoding of v.

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"testing"
+	"time"
 )
 
 // benchmarkCompact compacts a realistic coding-agent lane of n events
@@ -41,4 +43,37 @@ func TestBenchmarkLanesNeedTwoSummaryCalls(t *testing.T) {
 		}
 		t.Logf("%d events: before %d after %d, %d projected", len(req.Events), res.TokensBefore, res.TokensAfter, len(res.Checkpoint.ProjectionManifest))
 	}
+}
+
+// BenchmarkContentHashRatio is the canonical-hash throughput of the path
+// the engine hashes most: the content hash of every event of a request
+// (ContentHashOf over a 1 000-event coding lane). Like canonical's
+// BenchmarkHashRatio it alternates the canonical hash and crypto/sha256
+// over the same encoded bytes in one loop and reports hash_vs_sha256 (goal
+// >= 0.5).
+func BenchmarkContentHashRatio(b *testing.B) {
+	events := codingLane(b, 1_000, 25)
+	encoded := make([][]byte, len(events))
+	for i, e := range events {
+		var err error
+		if encoded[i], err = appendContentPayload(nil, e.Content, e.Tool, e.ArtifactIDs, e.Truncated); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var hashTime, shaTime time.Duration
+	for b.Loop() {
+		start := time.Now()
+		for _, e := range events {
+			if _, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated); err != nil {
+				b.Fatal(err)
+			}
+		}
+		mid := time.Now()
+		for _, enc := range encoded {
+			sha256.Sum256(enc)
+		}
+		hashTime += mid.Sub(start)
+		shaTime += time.Since(mid)
+	}
+	b.ReportMetric(float64(shaTime)/float64(hashTime), "hash_vs_sha256")
 }

@@ -88,7 +88,7 @@ var errToolNotCanonical = errors.New("tool object is not canonical JSON")
 func appendContentPayload(dst []byte, content *string, tool map[string]any, artifactIDs []string, truncated bool) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"artifact_ids":`...)
-	if dst, err = canonical.AppendEncode(dst, stringsOrEmpty(artifactIDs)); err != nil {
+	if dst, err = appendStrings(dst, artifactIDs); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"content":`...)

@@ -15,7 +15,7 @@ import (
 func appendView(dst []byte, e *InputEvent) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"artifact_ids":`...)
-	if dst, err = canonical.AppendEncode(dst, stringsOrEmpty(e.ArtifactIDs)); err != nil {
+	if dst, err = appendStrings(dst, e.ArtifactIDs); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"chat_seq":`...)
@@ -89,6 +89,21 @@ func viewSize(e *InputEvent) (int, error) {
 // appendString appends the canonical encoding of s.
 func appendString(dst []byte, s string) ([]byte, error) {
 	return canonical.AppendString(dst, s)
+}
+
+// appendStrings appends the canonical encoding of list (nil as []).
+func appendStrings(dst []byte, list []string) ([]byte, error) {
+	dst = append(dst, '[')
+	for i, s := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = canonical.AppendString(dst, s); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
 }
 
 // appendOptionalString appends null for nil, else the encoded string.
