@@ -35,14 +35,18 @@ type benchConfig struct {
 
 // benchReport is the outcome of one run.
 type benchReport struct {
-	Requests      int           `json:"requests"`
-	Activated     int           `json:"activated"`
-	Failed        int           `json:"failed"`
-	Workers       int           `json:"workers"`
-	ModelLatency  time.Duration `json:"model_latency_ns"`
-	Elapsed       time.Duration `json:"elapsed_ns"`
-	PerSecond     float64       `json:"requests_per_second"`
-	P50, P99      time.Duration `json:"-"`
+	Requests  int `json:"requests"`
+	Activated int `json:"activated"`
+	Skipped   int `json:"skipped"`
+	Failed    int `json:"failed"`
+	// Outcomes counts the outcomes other than activated by skip reason or
+	// error code ("skipped:<reason>", "failed:<code>").
+	Outcomes      map[string]int `json:"outcomes,omitempty"`
+	Workers       int            `json:"workers"`
+	ModelLatency  time.Duration  `json:"model_latency_ns"`
+	Elapsed       time.Duration  `json:"elapsed_ns"`
+	PerSecond     float64        `json:"requests_per_second"`
+	P50, P99      time.Duration  `json:"-"`
 	P50ms, P99ms  float64
 	RSSSamplesMiB []float64 `json:"rss_mib"`
 }
@@ -74,7 +78,10 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 		return 0
 	}
 	fmt.Fprintf(io.out, "%d requests (%d events each), %d workers, model latency %s\n", report.Requests, c.events, report.Workers, report.ModelLatency)
-	fmt.Fprintf(io.out, "  activated %d, failed %d in %s: %.1f requests/s\n", report.Activated, report.Failed, report.Elapsed.Round(time.Millisecond), report.PerSecond)
+	fmt.Fprintf(io.out, "  activated %d, skipped %d, failed %d in %s: %.1f requests/s\n", report.Activated, report.Skipped, report.Failed, report.Elapsed.Round(time.Millisecond), report.PerSecond)
+	if len(report.Outcomes) > 0 {
+		fmt.Fprintf(io.out, "  not activated: %s\n", formatOutcomes(report.Outcomes))
+	}
 	fmt.Fprintf(io.out, "  publish → activated latency: p50 %.1f ms, p99 %.1f ms\n", report.P50ms, report.P99ms)
 	if c.modelLatency > 0 {
 		ideal := float64(c.workers) / c.modelLatency.Seconds()
@@ -146,11 +153,7 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 			}
 			delete(published, ev.RequestID())
 			latencies = append(latencies, time.Since(t0))
-			if ev.Activated != nil {
-				report.Activated++
-			} else {
-				report.Failed++
-			}
+			report.count(ev)
 			if len(latencies) == len(ids) {
 				return errStop
 			}
@@ -269,4 +272,48 @@ func formatSamples(s []float64) string {
 		parts = append(parts, strconv.FormatFloat(s[i], 'f', 0, 64))
 	}
 	return strings.Join(parts, " ")
+}
+
+// count adds one request's outcome event to the report.
+func (r *benchReport) count(ev events.Event) {
+	switch {
+	case ev.Activated != nil:
+		r.Activated++
+		return
+	case ev.Skipped != nil:
+		r.Skipped++
+		r.outcome("skipped:" + ev.Skipped.Reason)
+	case ev.Failed != nil:
+		r.Failed++
+		r.outcome("failed:" + ev.Failed.Error.Code)
+	default:
+		r.Failed++
+		r.outcome(ev.Kind)
+	}
+}
+
+func (r *benchReport) outcome(key string) {
+	if r.Outcomes == nil {
+		r.Outcomes = map[string]int{}
+	}
+	r.Outcomes[key]++
+}
+
+// formatOutcomes lists outcome counts, most frequent first.
+func formatOutcomes(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
 }
