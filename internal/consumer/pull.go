@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnhq/cairn/internal/slots"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -23,10 +24,7 @@ const (
 // restart, deleted consumer, leader change) makes the next pull re-create
 // the consumer first, after a bounded, growing pause.
 func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup) {
-	slots := make(chan struct{}, p.cfg.Workers)
-	for range p.cfg.Workers {
-		slots <- struct{}{}
-	}
+	free := slots.New(p.cfg.Workers)
 	var fetches sync.WaitGroup
 	defer fetches.Wait()
 	var broken atomic.Bool
@@ -43,7 +41,7 @@ func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup)
 			}
 			cons = c
 		}
-		n := acquire(ctx, slots)
+		n := free.TakeFree(ctx)
 		if n == 0 {
 			return
 		}
@@ -51,7 +49,7 @@ func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup)
 		batch, err := cons.Fetch(n, jetstream.FetchContext(fetchCtx))
 		if err != nil {
 			cancelFetch()
-			release(slots, n)
+			free.Release(n)
 			p.log.Warn("consumer: pull request failed", "err", err)
 			failures++
 			broken.Store(true)
@@ -62,8 +60,8 @@ func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup)
 		go func() {
 			defer fetches.Done()
 			defer cancelFetch()
-			got := p.dispatch(workCtx, batch, slots, inflight)
-			release(slots, n-got)
+			got := p.dispatch(workCtx, batch, free, inflight)
+			free.Release(n - got)
 			if err := batch.Error(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				p.log.Warn("consumer: pull failed; re-creating the consumer", "err", err)
 				broken.Store(true)
@@ -76,13 +74,13 @@ func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup)
 
 // dispatch starts a worker for each message of batch; each worker returns
 // its slot when it is done. It reports how many messages arrived.
-func (p *Processor) dispatch(workCtx context.Context, batch jetstream.MessageBatch, slots chan struct{}, inflight *sync.WaitGroup) int {
+func (p *Processor) dispatch(workCtx context.Context, batch jetstream.MessageBatch, free *slots.Slots, inflight *sync.WaitGroup) int {
 	got := 0
 	for msg := range batch.Messages() {
 		got++
 		inflight.Add(1)
 		go func() {
-			defer func() { slots <- struct{}{} }()
+			defer free.Release(1)
 			defer inflight.Done()
 			if p.isCrashed() {
 				return // a killed process settles nothing
@@ -95,31 +93,6 @@ func (p *Processor) dispatch(workCtx context.Context, batch jetstream.MessageBat
 		}()
 	}
 	return got
-}
-
-// acquire blocks for one free slot, then takes every other free slot
-// without blocking. It returns 0 when ctx ends first.
-func acquire(ctx context.Context, slots chan struct{}) int {
-	select {
-	case <-ctx.Done():
-		return 0
-	case <-slots:
-	}
-	n := 1
-	for {
-		select {
-		case <-slots:
-			n++
-		default:
-			return n
-		}
-	}
-}
-
-func release(slots chan struct{}, n int) {
-	for range n {
-		slots <- struct{}{}
-	}
 }
 
 func retryDelay(failures int) time.Duration {

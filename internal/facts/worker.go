@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/slots"
 	"github.com/cairnhq/cairn/internal/telemetry"
 	"github.com/cairnhq/cairn/internal/topology"
 )
@@ -160,22 +161,19 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return errcode.Wrap(errcode.Internal, "create the harvester consumer", err)
 	}
-	slots := make(chan struct{}, w.cfg.Workers)
-	for range w.cfg.Workers {
-		slots <- struct{}{}
-	}
+	free := slots.New(w.cfg.Workers)
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	// Jobs in flight finish after shutdown begins; their own timeout bounds them.
 	workCtx := context.WithoutCancel(ctx)
 	failures := 0
 	for {
-		n := acquire(ctx, slots)
+		n := free.TakeFree(ctx)
 		if n == 0 {
 			return nil
 		}
-		got, err := w.pull(ctx, workCtx, cons, n, slots, &inflight)
-		release(slots, n-got)
+		got, err := w.pull(ctx, workCtx, cons, n, free, &inflight)
+		free.Release(n - got)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -196,7 +194,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // pull fetches at most n jobs and starts a goroutine for each; every
 // goroutine returns its slot when done. It reports how many arrived.
-func (w *Worker) pull(ctx, workCtx context.Context, cons jetstream.Consumer, n int, slots chan struct{}, inflight *sync.WaitGroup) (int, error) {
+func (w *Worker) pull(ctx, workCtx context.Context, cons jetstream.Consumer, n int, free *slots.Slots, inflight *sync.WaitGroup) (int, error) {
 	fctx, cancel := context.WithTimeout(ctx, w.cfg.PullWait)
 	defer cancel()
 	batch, err := cons.Fetch(n, jetstream.FetchContext(fctx))
@@ -209,7 +207,7 @@ func (w *Worker) pull(ctx, workCtx context.Context, cons jetstream.Consumer, n i
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
-			defer release(slots, 1)
+			defer free.Release(1)
 			w.handle(workCtx, msg)
 		}()
 	}
@@ -222,31 +220,6 @@ func (w *Worker) pull(ctx, workCtx context.Context, cons jetstream.Consumer, n i
 func isPullTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages)
-}
-
-// acquire waits for one free slot, then takes every free slot, and returns
-// how many it took (0 when ctx ended).
-func acquire(ctx context.Context, slots chan struct{}) int {
-	select {
-	case <-ctx.Done():
-		return 0
-	case <-slots:
-	}
-	n := 1
-	for {
-		select {
-		case <-slots:
-			n++
-		default:
-			return n
-		}
-	}
-}
-
-func release(slots chan struct{}, n int) {
-	for range n {
-		slots <- struct{}{}
-	}
 }
 
 func pullRetryDelay(failures int) time.Duration {
