@@ -73,48 +73,28 @@ func countArray(raw []byte, limit int) (int, error) {
 
 // countValidArray is countArray for raw known to be valid JSON (inline
 // events were checked when the envelope was decoded, an object's bytes by
-// json.Valid): it counts the array's top-level elements in one pass over
-// the bytes, without a decoder.
+// json.Valid): it steps over the array's top-level elements with skipValue,
+// without a decoder.
 func countValidArray(raw []byte, limit int) (int, error) {
-	i := 0
-	for i < len(raw) && isSpace(raw[i]) {
-		i++
-	}
+	i := skipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '[' {
 		return 0, errors.New("not an array")
 	}
-	n, depth, inString, expect := 0, 0, false, false
-	for ; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-			continue
+	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == ']' {
+		return 0, nil
+	}
+	for n := 1; i < len(raw); n++ {
+		if n > limit {
+			return n, nil
 		}
-		if isSpace(c) {
-			continue
-		}
-		if expect && depth == 1 && c != ']' {
-			if n++; n > limit {
-				return n, nil
-			}
-		}
-		expect = false
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-			expect = depth == 1
-		case ']', '}':
-			if depth--; depth == 0 {
-				return n, nil
-			}
-		case ',':
-			expect = depth == 1
+		i = skipSpace(raw, skipValue(raw, i))
+		switch {
+		case i < len(raw) && raw[i] == ']':
+			return n, nil
+		case i < len(raw) && raw[i] == ',':
+			i = skipSpace(raw, i+1)
+		default:
+			return 0, errors.New("unterminated array")
 		}
 	}
 	return 0, errors.New("unterminated array")

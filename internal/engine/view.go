@@ -21,7 +21,7 @@ func appendView(dst []byte, e *InputEvent) ([]byte, error) {
 	dst = append(dst, `,"chat_seq":`...)
 	dst = strconv.AppendInt(dst, e.ChatSeq, 10)
 	dst = append(dst, `,"checkpoint_namespace":`...)
-	if dst, err = appendString(dst, e.CheckpointNamespace); err != nil {
+	if dst, err = canonical.AppendString(dst, e.CheckpointNamespace); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"content":`...)
@@ -29,11 +29,11 @@ func appendView(dst []byte, e *InputEvent) ([]byte, error) {
 		return dst, err
 	}
 	dst = append(dst, `,"content_hash":`...)
-	if dst, err = appendString(dst, e.ContentHash); err != nil {
+	if dst, err = canonical.AppendString(dst, e.ContentHash); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"event_id":`...)
-	if dst, err = appendString(dst, e.EventID); err != nil {
+	if dst, err = canonical.AppendString(dst, e.EventID); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"lane_event_ordinal":`...)
@@ -48,15 +48,15 @@ func appendView(dst []byte, e *InputEvent) ([]byte, error) {
 func appendViewTail(dst []byte, e *InputEvent) ([]byte, error) {
 	var err error
 	dst = append(dst, `,"provenance_sha256":`...)
-	if dst, err = appendString(dst, e.ProvenanceSHA256); err != nil {
+	if dst, err = canonical.AppendString(dst, e.ProvenanceSHA256); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"role":`...)
-	if dst, err = appendString(dst, e.Role); err != nil {
+	if dst, err = canonical.AppendString(dst, e.Role); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"run_agent_id":`...)
-	if dst, err = appendString(dst, e.RunAgentID); err != nil {
+	if dst, err = canonical.AppendString(dst, e.RunAgentID); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"tool":`...)
@@ -86,11 +86,6 @@ func viewSize(e *InputEvent) (int, error) {
 	return n, err
 }
 
-// appendString appends the canonical encoding of s.
-func appendString(dst []byte, s string) ([]byte, error) {
-	return canonical.AppendString(dst, s)
-}
-
 // appendStrings appends the canonical encoding of list (nil as []).
 func appendStrings(dst []byte, list []string) ([]byte, error) {
 	dst = append(dst, '[')
@@ -111,5 +106,5 @@ func appendOptionalString(dst []byte, s *string) ([]byte, error) {
 	if s == nil {
 		return append(dst, "null"...), nil
 	}
-	return appendString(dst, *s)
+	return canonical.AppendString(dst, *s)
 }
