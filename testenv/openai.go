@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -132,6 +134,8 @@ type FakeOpenAI struct {
 	rejectJSONSchema bool
 	requests         []RecordedRequest
 	served           int
+
+	conns atomic.Int64
 }
 
 // OpenAI starts a fake OpenAI-compatible server for the test and closes it
@@ -140,7 +144,13 @@ type FakeOpenAI struct {
 func OpenAI(t testing.TB) *FakeOpenAI {
 	t.Helper()
 	f := &FakeOpenAI{done: make(chan struct{}), fallback: ReplyJSON("{}", Usage{PromptTokens: 1, CompletionTokens: 1})}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serveHTTP))
+	f.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			f.conns.Add(1)
+		}
+	}
+	f.srv.Start()
 	t.Cleanup(func() {
 		close(f.done)
 		f.srv.CloseClientConnections()
@@ -190,6 +200,10 @@ func (f *FakeOpenAI) Requests() []RecordedRequest {
 	defer f.mu.Unlock()
 	return append([]RecordedRequest(nil), f.requests...)
 }
+
+// Conns is the number of connections clients have opened to the server so
+// far, to check that they are reused.
+func (f *FakeOpenAI) Conns() int { return int(f.conns.Load()) }
 
 // Pending is the number of scripted replies not yet used.
 func (f *FakeOpenAI) Pending() int {

@@ -131,6 +131,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	defer func() { _ = stopTracing(context.Background()) }()
 
+	cfg.model.calls = cfg.processor.Workers + cfg.harvest.Workers
 	summarizer, err := newSummarizer(cfg.summarizer, cfg.model)
 	if err != nil {
 		return err

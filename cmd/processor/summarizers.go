@@ -25,6 +25,9 @@ type modelFlags struct {
 	apiKey      secretFlag
 	timeout     time.Duration
 	maxAttempts int
+	// calls is how many model calls may run at once (the workers that can
+	// call the model); the client keeps that many connections open.
+	calls int
 }
 
 // register adds the model flags to fs.
@@ -44,6 +47,7 @@ func (m modelFlags) llmConfig() llm.Config {
 	cfg.APIKey = m.apiKey.value
 	cfg.MaxAttempts = m.maxAttempts
 	cfg.Timeout = m.timeout
+	cfg.IdleConns = min(max(cfg.IdleConns, m.calls), llm.MaxIdleConns)
 	cfg = cfg.FromEnv()
 	if cfg.Model == "" {
 		cfg.Model = os.Getenv("CAIRN_MODEL")

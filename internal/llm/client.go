@@ -78,7 +78,7 @@ func New(cfg Config) (*Client, error) {
 		option.WithBaseURL(cfg.baseURL()),
 		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(0),
-		option.WithHTTPClient(limitedClient(cfg.HTTPClient, cfg.MaxResponseBytes)),
+		option.WithHTTPClient(limitedClient(cfg.HTTPClient, cfg.MaxResponseBytes, cfg.IdleConns)),
 	}
 	return &Client{cfg: cfg, api: openai.NewClient(opts...)}, nil
 }

@@ -19,6 +19,9 @@ const (
 	maxResponseLimit = 1 << 30
 )
 
+// MaxIdleConns is the largest Config.IdleConns.
+const MaxIdleConns = 4096
+
 // Config configures a Client. The zero value is not valid; start from
 // DefaultConfig.
 type Config struct {
@@ -50,8 +53,15 @@ type Config struct {
 	// MaxResponseBytes bounds one reply body; a longer reply fails with
 	// compaction_provider_error (default 8 MiB, at most 1 GiB).
 	MaxResponseBytes int64
-	// HTTPClient, when set, carries the requests (default http.DefaultClient).
-	// Its Transport is wrapped, not modified.
+	// IdleConns is how many idle connections to the endpoint are kept for
+	// reuse: 1..4096, default 64. Set it to at least the number of calls
+	// made at once, or connections beyond it are closed after each call and
+	// the next call pays for a new one (a TLS handshake to a remote API).
+	// It applies only to the client New builds, not to HTTPClient.
+	IdleConns int
+	// HTTPClient, when set, carries the requests; its Transport is wrapped,
+	// not modified. Nil means a client of Cairn's own that keeps IdleConns
+	// connections.
 	HTTPClient *http.Client
 }
 
@@ -65,6 +75,7 @@ func DefaultConfig() Config {
 		MaxRetryAfter:    60 * time.Second,
 		Timeout:          120 * time.Second,
 		MaxResponseBytes: 8 << 20,
+		IdleConns:        64,
 	}
 }
 
@@ -110,6 +121,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxResponseBytes < 1 || c.MaxResponseBytes > maxResponseLimit {
 		return fmt.Errorf("llm: MaxResponseBytes %d must be in 1..%d", c.MaxResponseBytes, maxResponseLimit)
+	}
+	if c.IdleConns < 1 || c.IdleConns > MaxIdleConns {
+		return fmt.Errorf("llm: IdleConns %d must be in 1..%d", c.IdleConns, MaxIdleConns)
 	}
 	if c.Timeout < 0 || c.AttemptTimeout < 0 {
 		return fmt.Errorf("llm: Timeout %s and AttemptTimeout %s must be >= 0", c.Timeout, c.AttemptTimeout)

@@ -22,6 +22,7 @@ func TestConfigValidate(t *testing.T) {
 		"MaxRetryAfter":    func(c *Config) { c.MaxRetryAfter = -1 },
 		"Timeout":          func(c *Config) { c.Timeout = -1 },
 		"MaxResponseBytes": func(c *Config) { c.MaxResponseBytes = 0 },
+		"IdleConns":        func(c *Config) { c.IdleConns = 0 },
 	}
 	for field, breakIt := range cases {
 		c := valid

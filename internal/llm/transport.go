@@ -10,11 +10,11 @@ import (
 // Config.MaxResponseBytes; such a reply is a provider fault, not retried.
 var errResponseTooLarge = errors.New("provider reply exceeds the response size limit")
 
-// limitedClient returns a copy of base (http.DefaultClient when nil) whose
+// limitedClient returns a copy of base (pooledClient(idle) when nil) whose
 // response bodies fail with errResponseTooLarge past limit bytes.
-func limitedClient(base *http.Client, limit int64) *http.Client {
+func limitedClient(base *http.Client, limit int64, idle int) *http.Client {
 	if base == nil {
-		base = http.DefaultClient
+		base = pooledClient(idle)
 	}
 	c := *base
 	rt := c.Transport
@@ -23,6 +23,18 @@ func limitedClient(base *http.Client, limit int64) *http.Client {
 	}
 	c.Transport = &limitedTransport{next: rt, limit: limit}
 	return &c
+}
+
+// pooledClient is a client whose transport is http.DefaultTransport's
+// settings (proxy from the environment, dial and TLS timeouts, HTTP/2) with
+// idle connections kept for up to idle calls at once. The default transport
+// keeps two per host, so a processor with dozens of workers would close and
+// reopen connections on every model call.
+func pooledClient(idle int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = idle
+	t.MaxIdleConns = max(t.MaxIdleConns, idle)
+	return &http.Client{Transport: t}
 }
 
 type limitedTransport struct {

@@ -1,10 +1,15 @@
 package llm
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/testenv"
 )
 
 func TestLimitedBody(t *testing.T) {
@@ -27,5 +32,45 @@ func TestLimitedBody(t *testing.T) {
 		if tc.wantErr == nil && string(got) != tc.body {
 			t.Errorf("%q limit %d: read %q", tc.body, tc.limit, got)
 		}
+	}
+}
+
+// TestCompleteReusesConnectionsAcrossConcurrentCalls holds every call of a
+// wave at the server until all have arrived, so each wave needs one
+// connection per call; later waves must reuse them rather than open new
+// ones (the standard library's default keeps only two idle per host).
+func TestCompleteReusesConnectionsAcrossConcurrentCalls(t *testing.T) {
+	const calls, waves = 32, 3
+	f := testenv.OpenAI(t)
+	var mu sync.Mutex
+	arrived, release := 0, make(chan struct{})
+	f.SetHandler(func(testenv.RecordedRequest) testenv.Reply {
+		mu.Lock()
+		wave := release
+		if arrived++; arrived == calls {
+			close(release)
+			arrived, release = 0, make(chan struct{})
+		}
+		mu.Unlock()
+		select {
+		case <-wave:
+		case <-time.After(10 * time.Second): // a lost call must not hang the test
+		}
+		return testenv.ReplyJSON(map[string]any{"answer": 42}, testenv.Usage{PromptTokens: 1, CompletionTokens: 1})
+	})
+	c := newTestClient(t, f, func(cfg *Config) { cfg.IdleConns = calls })
+	for range waves {
+		var wg sync.WaitGroup
+		for range calls {
+			wg.Go(func() {
+				if _, err := c.Complete(context.Background(), jsonRequest()); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if got := f.Conns(); got > calls {
+		t.Fatalf("%d waves of %d concurrent calls opened %d connections, want at most %d", waves, calls, got, calls)
 	}
 }
