@@ -5,24 +5,58 @@ package canonical
 import (
 	"encoding/binary"
 	"unicode/utf8"
+
+	"golang.org/x/sys/cpu"
 )
 
 // escapeASCII writes s to dst with the escapes of string (see
 // escapeASCIIWords, the portable form, for the contract) and returns how
 // many bytes of s it read and of dst it wrote.
 //
-// On amd64 the work is done by escapeSSE2 in assembly: plain runs are
+// On amd64 the work is done by escapeSIMD in assembly: plain runs are
 // scanned and copied 16 or 32 bytes at a time with SSE2, which every amd64
 // processor has, and escapes are written in the same loop. Event content has
 // a newline or quote every few dozen bytes, so the cost per escape matters
 // as much as the scan; in Go both together cost more than hashing the
-// output.
+// output. Where SSSE3 and POPCNT are present, blocks with escapes are
+// written by shuffles (see escapeExpand) rather than one escape at a time,
+// which saves the mispredicted branches of a varying count of escapes.
 func escapeASCII(dst []byte, s string) (read, written int) {
-	return escapeSSE2(dst, s, &escapeWords)
+	return escapeSIMD(dst, s, &escapeWords, expandTable)
 }
 
 //go:noescape
-func escapeSSE2(dst []byte, s string, words *[utf8.RuneSelf]uint64) (read, written int)
+func escapeSIMD(dst []byte, s string, words *[utf8.RuneSelf]uint64, expand *[256][16]byte) (read, written int)
+
+// expandTable is what escapeSIMD is given for expand: nil on processors
+// without the instructions it needs.
+var expandTable = func() *[256][16]byte {
+	if cpu.X86.HasSSSE3 && cpu.X86.HasPOPCNT {
+		return &escapeExpand
+	}
+	return nil
+}()
+
+// escapeExpand holds, for each set m of special bytes among eight, the
+// PSHUFB mask that spreads the eight bytes (indices 0-7) over sixteen, each
+// special byte preceded by a backslash (any index 8-15, where escapeSIMD
+// puts backslashes). Output bytes past the 8+popcount(m) that count are
+// zeroed (index 0x80).
+var escapeExpand = func() (t [256][16]byte) {
+	for m := range t {
+		out := t[m][:0]
+		for j := range byte(8) {
+			if m&(1<<j) != 0 {
+				out = append(out, 8)
+			}
+			out = append(out, j)
+		}
+		for len(out) < 16 {
+			out = append(out, 0x80)
+		}
+	}
+	return t
+}()
 
 // escapeWords holds, for each ASCII byte, its escape in the low bytes and
 // the escape's length in the top byte, or zero if the byte is plain. The

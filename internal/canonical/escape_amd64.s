@@ -12,6 +12,17 @@ DATA specialBytes<>+32(SB)/8, $0x2020202020202020
 DATA specialBytes<>+40(SB)/8, $0x2020202020202020
 GLOBL specialBytes<>(SB), RODATA|NOPTR, $48
 
+// escapeLetters holds, at the index of each control byte with a two-byte
+// escape (\b \t \n \f \r), its letter, and zero elsewhere; then 0x70 in
+// every byte. A byte plus 0x70 (saturated) is below 0x80 only for bytes
+// below 0x10, so PSHUFB with it as index looks up the letter of a control
+// byte and zero for any other byte.
+DATA escapeLetters<>+0(SB)/8, $0
+DATA escapeLetters<>+8(SB)/8, $0x00007266006e7462
+DATA escapeLetters<>+16(SB)/8, $0x7070707070707070
+DATA escapeLetters<>+24(SB)/8, $0x7070707070707070
+GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
+
 // SPECIAL sets the bits of r for the bytes of x that are not copied
 // verbatim: '"' (X0), '\\' (X1), or below 0x20 as signed bytes (X2), which
 // takes in both control bytes and bytes >= 0x80. t and u are scratch.
@@ -46,15 +57,36 @@ GLOBL specialBytes<>(SB), RODATA|NOPTR, $48
 	SUBQ    CX, R11          \
 	LEAQ    (DI)(R12*1), R13
 
-// func escapeSSE2(dst []byte, s string, words *[128]uint64) (read, written int)
+// CHUNK writes the eight bytes in the low (PUNPCKLQDQ) or high (PUNPCKHQDQ)
+// half of v, whose special bytes are bits shift..shift+7 of BX, at DX with
+// each special byte expanded to a backslash and its letter (v holds letters
+// in their place already), and moves DX past them. The expansion is one
+// PSHUFB of those bytes, next to a half of backslashes (X1), with the mask
+// that expand holds for the chunk's bits; the shift of the output is the
+// count of those bits, so no special byte costs a branch.
+#define CHUNK(v, unpack, shift) \
+	MOVL    BX, CX          \
+	SHRL    $shift, CX      \
+	ANDL    $0xFF, CX       \
+	POPCNTL CX, R8          \
+	SHLL    $4, CX          \
+	MOVOU   (R14)(CX*1), X9 \
+	MOVOU   v, X10          \
+	unpack  X1, X10         \
+	PSHUFB  X9, X10         \
+	MOVOU   X10, (DX)       \
+	LEAQ    8(DX)(R8*1), DX
+
+// func escapeSIMD(dst []byte, s string, words *[128]uint64, expand *[256][16]byte) (read, written int)
 //
 // See escapeASCII in escape_amd64.go for the contract; words is
-// &escapeWords. Registers:
+// &escapeWords and expand is &escapeExpand, or nil where SSSE3 or POPCNT is
+// missing. Registers:
 // SI, R9 = s, len(s); DI = dst; AX = bytes of s read;
 // R12 = E, how far the output has moved ahead of the input (byte s[i]
 // belongs at dst[i+E] unless it is escaped); R13 = DI + E;
 // R11 = slack, the room in dst beyond a verbatim copy of the unread bytes;
-// R10 = words.
+// R10 = words; R14 = expand.
 //
 // Plain text is stored to dst in blocks before it is checked; only the
 // bytes before a block's first special byte count as written. The room for
@@ -66,10 +98,13 @@ GLOBL specialBytes<>(SB), RODATA|NOPTR, $48
 // places (which stays inside s). So finding the next special byte does not
 // wait for the previous escape, as it would if scanning restarted after
 // each one; event content has a newline or quote every few dozen bytes.
+// With expand, a whole block of 32 whose special bytes all have two-byte
+// escapes, and which leaves the slack for them, is written in one go
+// instead (see CHUNK), 32 bytes or more from the end of s.
 // The last bytes are scanned from just after each special byte (block32,
 // block16, tail); fewer than 16 are loaded in pieces that end at the end of
 // s, so s is never read past its end.
-TEXT ·escapeSSE2(SB), NOSPLIT, $0-64
+TEXT ·escapeSIMD(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), R11
 	MOVQ s_base+24(FP), SI
@@ -79,7 +114,11 @@ TEXT ·escapeSSE2(SB), NOSPLIT, $0-64
 	MOVOU specialBytes<>+0(SB), X0
 	MOVOU specialBytes<>+16(SB), X1
 	MOVOU specialBytes<>+32(SB), X2
-	MOVQ       words+40(FP), R10
+	MOVOU escapeLetters<>+0(SB), X11
+	MOVOU escapeLetters<>+16(SB), X12
+	PXOR  X13, X13
+	MOVQ  words+40(FP), R10
+	MOVQ  expand+48(FP), R14
 
 	XORQ AX, AX
 	XORQ R12, R12
@@ -97,11 +136,11 @@ grid:
 	SPECIAL(X4, X7, X8, R8)
 	SHLQ  $16, R8
 	ORQ   R8, BX
-	JNZ   gridspecials
+	JNZ   blockspecials
 	ADDQ  $32, AX
 	JMP   grid
 
-gridspecials:
+gridescapes:
 	MOVQ AX, DX // the block's start; BX holds its special-byte bits
 
 gridnext:
@@ -130,7 +169,7 @@ block32:
 	SPECIAL(X4, X7, X8, R8)
 	SHLQ  $16, R8
 	ORQ   R8, BX
-	JNZ   found
+	JNZ   blockspecials
 	ADDQ  $32, AX
 	JMP   block32
 
@@ -216,8 +255,69 @@ special:
 	INCQ AX
 	JMP  grid
 
+blockspecials:
+	// The block at AX (X3, X4) has the special bits BX, and X6, X8 flag
+	// its control bytes (and bytes >= 0x80), as SPECIAL left them. Without
+	// expand, or if some special byte needs \u00XX or is not ASCII, or the
+	// slack is short, its escapes are written one at a time: by the grid
+	// while 64 bytes are left, else from the first. So is a lone escape,
+	// which costs less that way than four shuffles.
+	TESTQ    R14, R14
+	JZ       blockescapes
+	POPCNTL  BX, R8
+	CMPQ     R8, $1
+	JEQ      blockescapes
+
+	// Each escape adds a byte; the last chunk's store reaches eight bytes
+	// past the block's output, which the slack must hold.
+	LEAQ     8(R8), CX
+	CMPQ     R11, CX
+	JLT      blockescapes
+
+	MOVOU    X3, X9
+	PADDUSB  X12, X9
+	MOVOU    X11, X5
+	PSHUFB   X9, X5 // letters of X3's control bytes, else zero
+	MOVOU    X4, X10
+	PADDUSB  X12, X10
+	MOVOU    X11, X7
+	PSHUFB   X10, X7
+	MOVOU    X5, X9
+	PCMPEQB  X13, X9 // bytes of X3 without a letter
+	MOVOU    X7, X10
+	PCMPEQB  X13, X10
+	PAND     X9, X6
+	PAND     X10, X8
+	POR      X8, X6
+	PMOVMSKB X6, CX
+	TESTL    CX, CX
+	JNZ      blockescapes
+
+	// Every other byte, '"' and '\\' among them, is its own letter.
+	PAND X3, X9
+	POR  X9, X5
+	PAND X4, X10
+	POR  X10, X7
+
+	LEAQ (R13)(AX*1), DX
+	ADDQ R8, R12
+	SUBQ R8, R11
+	CHUNK(X5, PUNPCKLQDQ, 0)
+	CHUNK(X5, PUNPCKHQDQ, 8)
+	CHUNK(X7, PUNPCKLQDQ, 16)
+	CHUNK(X7, PUNPCKHQDQ, 24)
+	LEAQ (DI)(R12*1), R13
+	ADDQ $32, AX
+	JMP  grid
+
+blockescapes:
+	LEAQ 64(AX), CX
+	CMPQ CX, R9
+	JBE  gridescapes
+	JMP  found
+
 done:
-	MOVQ AX, read+48(FP)
+	MOVQ AX, read+56(FP)
 	ADDQ R12, AX
-	MOVQ AX, written+56(FP)
+	MOVQ AX, written+64(FP)
 	RET

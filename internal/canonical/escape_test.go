@@ -2,6 +2,7 @@ package canonical
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -68,10 +69,7 @@ func referenceEscapeASCII(s string, slack int) (out []byte, read int) {
 func checkEscapeASCII(t *testing.T, s string, slack int) {
 	t.Helper()
 	want, wantRead := referenceEscapeASCII(s, slack)
-	impls := []struct {
-		name string
-		fn   func([]byte, string) (int, int)
-	}{{"escapeASCII", escapeASCII}, {"escapeASCIIWords", escapeASCIIWords}}
+	impls := append([]escapeImpl{{"escapeASCII", escapeASCII}, {"escapeASCIIWords", escapeASCIIWords}}, archEscapers()...)
 	for _, impl := range impls {
 		room := bytes.Repeat([]byte{marker}, len(s)+slack+32)
 		read, written := impl.fn(room[:len(s)+slack], s)
@@ -85,6 +83,12 @@ func checkEscapeASCII(t *testing.T, s string, slack int) {
 			}
 		}
 	}
+}
+
+// escapeImpl is a form of escapeASCII under test.
+type escapeImpl struct {
+	name string
+	fn   func([]byte, string) (int, int)
 }
 
 var (
@@ -156,6 +160,49 @@ func TestEscapeASCIIPeriodicSpecials(t *testing.T) {
 					checkEscapeASCII(t, string(b), slack)
 				}
 			}
+		}
+	}
+}
+
+// Random strings over an alphabet rich in special bytes (every byte with a
+// two-byte escape, control bytes that need \u00XX, bytes >= 0x80), so blocks
+// hold any mix of them, with slack around what their escapes need.
+func TestEscapeASCIIRandomMixes(t *testing.T) {
+	alphabets := []string{
+		"\"\\\b\t\n\f\rab",
+		"\"\\\b\t\n\f\rabcdefghijklmnop",
+		"\"\\\n\x00\x0b\x1f\x0e\x80\xffa z~\x7f",
+		"\nabcdefghijklmnopqrstuvwxyz0123456789 ",
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		alphabet := alphabets[rng.IntN(len(alphabets))]
+		b := make([]byte, rng.IntN(200))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		checkEscapeASCII(t, string(b), rng.IntN(80))
+	}
+}
+
+// Every ASCII byte, in runs and alone, in every position of a block of 32
+// among two-byte escapes, so each one takes the block paths of escapeASCII.
+func TestEscapeASCIIEveryByteInBlocks(t *testing.T) {
+	for c := range utf8.RuneSelf {
+		for _, n := range []int{32, 33, 63, 64, 80, 96} {
+			for off := range n {
+				b := plainString(n)
+				b[off] = byte(c)
+				b[(off+5)%n] = '\n'
+				b[(off+11)%n] = '"'
+				b[(off+12)%n] = '\\'
+				for _, slack := range []int{3, 11, 12, 64} {
+					checkEscapeASCII(t, string(b), slack)
+				}
+			}
+			run := strings.Repeat(string(rune(c)), n)
+			checkEscapeASCII(t, run, 2*n)
+			checkEscapeASCII(t, run, n/2)
 		}
 	}
 }
