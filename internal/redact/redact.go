@@ -217,19 +217,7 @@ func acceptSpokenPassword(s string, _, value []int) bool {
 // [REDACTED:<class>] markers are never reported.
 func Find(s string) []Match {
 	found := scanPEM(nil, s)
-	var lower string
-	for i, d := range detectors {
-		text := s
-		if d.fold {
-			if lower == "" {
-				lower = asciiLower(s)
-			}
-			text = lower
-		}
-		for _, a := range d.anchors {
-			found = d.scan(found, s, text, a, i)
-		}
-	}
+	found = scanAnchors(found, s)
 	if len(found) == 0 {
 		return nil
 	}
@@ -242,47 +230,146 @@ type candidate struct {
 	priority int
 }
 
-// scan runs d at every occurrence of anchor in text (s itself, or its
-// lower-cased copy of equal length) and appends the accepted matches.
-func (d detector) scan(found []candidate, s, text, anchor string, priority int) []candidate {
-	names := d.re.SubexpNames()
-	for from := 0; from < len(text); {
-		i := strings.Index(text[from:], anchor)
-		if i < 0 {
-			break
-		}
-		at := from + i
-		from = at + 1
-		start := at
-		if d.scheme {
-			start = schemeStart(s, at)
-		}
-		if d.word && start > 0 && isWordByte(s[start-1]) {
-			continue
-		}
-		loc := d.re.FindStringSubmatchIndex(s[start:])
-		if loc == nil {
-			continue
-		}
-		for k := range loc {
-			if loc[k] >= 0 {
-				loc[k] += start
+// anchorAt is one anchor of one detector (its index in detectors).
+type anchorAt struct {
+	text     string
+	detector int
+}
+
+// anchorIndex lists every detector's anchors, and for each byte the anchors
+// that may start with it (both cases of a folding anchor's first letter),
+// so one pass over a text finds every anchor. bigrams has bit b0<<8|b1 set
+// for the first two bytes of every anchor in every case it matches in: most
+// bytes of prose are skipped after that one test.
+var anchorIndex = func() (x struct {
+	anchors []anchorAt
+	byFirst [256][]uint8
+	bigrams [1 << 16 / 64]uint64
+}) {
+	for di, d := range detectors {
+		for _, a := range d.anchors {
+			k := uint8(len(x.anchors))
+			x.anchors = append(x.anchors, anchorAt{a, di})
+			for _, c0 := range cases(a[0], d.fold) {
+				x.byFirst[c0] = append(x.byFirst[c0], k)
+				for _, c1 := range cases(a[1], d.fold) {
+					pair := uint(c0)<<8 | uint(c1)
+					x.bigrams[pair/64] |= 1 << (pair % 64)
+				}
 			}
 		}
-		span := []int{loc[0], loc[1]}
-		for g, name := range names {
-			if name == "v" && loc[2*g] >= 0 {
-				span = []int{loc[2*g], loc[2*g+1]}
-			}
-		}
-		if d.accept != nil && !d.accept(s, loc, span) {
+	}
+	if len(x.anchors) > maxAnchors {
+		panic("redact: more anchors than maxAnchors")
+	}
+	return x
+}()
+
+// cases returns c, and its upper-case form too when fold is set and c is a
+// lower-case ASCII letter.
+func cases(c byte, fold bool) []byte {
+	if fold && c >= 'a' && c <= 'z' {
+		return []byte{c, c - 'a' + 'A'}
+	}
+	return []byte{c}
+}
+
+// maxAnchors bounds len(anchorIndex.anchors), so scanAnchors keeps its state
+// on the stack.
+const maxAnchors = 32
+
+// scanAnchors runs every detector at every occurrence of its anchors in s
+// and appends the accepted matches. An occurrence inside an earlier match
+// of the same anchor is skipped, so a long secret is not rescanned from
+// each of its own anchors.
+func scanAnchors(found []candidate, s string) []candidate {
+	var next [maxAnchors]int // per anchor: the first offset it may be tried at
+	x := &anchorIndex
+	for i := 0; i+1 < len(s); i++ {
+		pair := uint(s[i])<<8 | uint(s[i+1])
+		if x.bigrams[pair/64]&(1<<(pair%64)) == 0 {
 			continue
 		}
-		found = append(found, candidate{Match{d.class, span[0], span[1]}, priority})
-		from = max(from, loc[1])
+		for _, k := range x.byFirst[s[i]] {
+			a := x.anchors[k]
+			d := &detectors[a.detector]
+			if i < next[k] || !hasAnchor(s[i:], a.text, d.fold) {
+				continue
+			}
+			var end int
+			found, end = d.matchAt(found, s, i, a.detector)
+			next[k] = max(i+1, end)
+		}
 	}
 	return found
 }
+
+// hasAnchor reports whether s starts with anchor, ignoring ASCII case when
+// fold is set (anchor is then lower-case).
+func hasAnchor(s, anchor string, fold bool) bool {
+	if len(s) < len(anchor) {
+		return false
+	}
+	if !fold {
+		return s[:len(anchor)] == anchor
+	}
+	for j := 0; j < len(anchor); j++ {
+		c := s[j]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != anchor[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// matchAt runs d, the detector of that priority, at its anchor found at
+// offset at of s and appends the match if d accepts it. end is where the
+// match ends, or 0 for none.
+func (d *detector) matchAt(found []candidate, s string, at, priority int) ([]candidate, int) {
+	start := at
+	if d.scheme {
+		start = schemeStart(s, at)
+	}
+	if d.word && start > 0 && isWordByte(s[start-1]) {
+		return found, 0
+	}
+	loc := d.re.FindStringSubmatchIndex(s[start:])
+	if loc == nil {
+		return found, 0
+	}
+	for k := range loc {
+		if loc[k] >= 0 {
+			loc[k] += start
+		}
+	}
+	span := []int{loc[0], loc[1]}
+	for _, g := range valueGroups[priority] {
+		if loc[2*g] >= 0 {
+			span = []int{loc[2*g], loc[2*g+1]}
+		}
+	}
+	if d.accept != nil && !d.accept(s, loc, span) {
+		return found, 0
+	}
+	return append(found, candidate{Match{d.class, span[0], span[1]}, priority}), loc[1]
+}
+
+// valueGroups holds, per detector, the indexes of its groups named "v" (the
+// masked part; alternatives may each have one), in order.
+var valueGroups = func() [][]int {
+	gs := make([][]int, len(detectors))
+	for i, d := range detectors {
+		for g, name := range d.re.SubexpNames() {
+			if name == "v" {
+				gs[i] = append(gs[i], g)
+			}
+		}
+	}
+	return gs
+}()
 
 // schemeStart returns where the URL scheme before "://" at i begins: the
 // longest run of up to 21 scheme bytes that starts with a letter.
@@ -303,17 +390,6 @@ func schemeStart(s string, i int) int {
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
 func isWordByte(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' || c == '_' }
-
-// asciiLower lower-cases ASCII letters only, so byte offsets stay valid.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
-}
 
 // dropMarkers removes detections that lie entirely inside an existing marker
 // (such as the value of "password=[REDACTED:jwt]").
