@@ -22,11 +22,11 @@ import (
 // written by shuffles (see escapeExpand) rather than one escape at a time,
 // which saves the mispredicted branches of a varying count of escapes.
 func escapeASCII(dst []byte, s string) (read, written int) {
-	return escapeSIMD(dst, s, &escapeWords, expandTable)
+	return escapeSIMD(dst, s, &escapeWords, expandTable, cpu.X86.HasAVX2)
 }
 
 //go:noescape
-func escapeSIMD(dst []byte, s string, words *[utf8.RuneSelf]uint64, expand *[256][16]byte) (read, written int)
+func escapeSIMD(dst []byte, s string, words *[utf8.RuneSelf]uint64, expand *[256][16]byte, wide bool) (read, written int)
 
 // expandTable is what escapeSIMD is given for expand: nil on processors
 // without the instructions it needs.

@@ -77,11 +77,11 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 	MOVOU   X10, (DX)       \
 	LEAQ    8(DX)(R8*1), DX
 
-// func escapeSIMD(dst []byte, s string, words *[128]uint64, expand *[256][16]byte) (read, written int)
+// func escapeSIMD(dst []byte, s string, words *[128]uint64, expand *[256][16]byte, wide bool) (read, written int)
 //
 // See escapeASCII in escape_amd64.go for the contract; words is
 // &escapeWords and expand is &escapeExpand, or nil where SSSE3 or POPCNT is
-// missing. Registers:
+// missing; wide is whether AVX2 may be used. Registers:
 // SI, R9 = s, len(s); DI = dst; AX = bytes of s read;
 // R12 = E, how far the output has moved ahead of the input (byte s[i]
 // belongs at dst[i+E] unless it is escaped); R13 = DI + E;
@@ -101,10 +101,13 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 // With expand, a whole block of 32 whose special bytes all have two-byte
 // escapes, and which leaves the slack for them, is written in one go
 // instead (see CHUNK), 32 bytes or more from the end of s.
+// With wide, plain blocks of the grid are checked with AVX2 (gridwide), in
+// half the instructions; everything else is the SSE code, entered after
+// VZEROUPPER so that no SSE instruction waits on the upper halves.
 // The last bytes are scanned from just after each special byte (block32,
 // block16, tail); fewer than 16 are loaded in pieces that end at the end of
 // s, so s is never read past its end.
-TEXT ·escapeSIMD(SB), NOSPLIT, $0-72
+TEXT ·escapeSIMD(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), R11
 	MOVQ s_base+24(FP), SI
@@ -123,6 +126,45 @@ TEXT ·escapeSIMD(SB), NOSPLIT, $0-72
 	XORQ AX, AX
 	XORQ R12, R12
 	MOVQ DI, R13
+
+	// Strings too short for the grid take no AVX2 setup.
+	CMPQ R9, $64
+	JB   block32
+
+regrid:
+	CMPB wide+56(FP), $0
+	JEQ  grid
+	VPBROADCASTB specialBytes<>+0(SB), Y0
+	VPBROADCASTB specialBytes<>+16(SB), Y1
+	VPBROADCASTB specialBytes<>+32(SB), Y2
+
+gridwide:
+	LEAQ      64(AX), BX
+	CMPQ      BX, R9
+	JA        widedone
+	VMOVDQU   (SI)(AX*1), Y3
+	VMOVDQU   Y3, (R13)(AX*1)
+	VPCMPEQB  Y0, Y3, Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPOR      Y6, Y5, Y5
+	VPCMPGTB  Y3, Y2, Y6 // below 0x20 as signed bytes
+	VPOR      Y6, Y5, Y5
+	VPMOVMSKB Y5, BX
+	TESTL     BX, BX
+	JNZ       widespecials
+	ADDQ      $32, AX
+	JMP       gridwide
+
+widespecials:
+	// Hand the block over as SPECIAL would have left it.
+	VEXTRACTI128 $1, Y3, X4
+	VEXTRACTI128 $1, Y6, X8
+	VZEROUPPER
+	JMP          blockspecials
+
+widedone:
+	VZEROUPPER
+	JMP block32
 
 grid:
 	LEAQ  64(AX), BX
@@ -155,7 +197,7 @@ gridnext:
 	ANDQ  CX, BX
 	JNZ   gridnext
 	LEAQ  32(DX), AX
-	JMP   grid
+	JMP   regrid
 
 block32:
 	LEAQ  32(AX), BX
@@ -253,7 +295,7 @@ found:
 special:
 	ESCAPE
 	INCQ AX
-	JMP  grid
+	JMP  regrid
 
 blockspecials:
 	// The block at AX (X3, X4) has the special bits BX, and X6, X8 flag
@@ -308,7 +350,7 @@ blockspecials:
 	CHUNK(X7, PUNPCKHQDQ, 24)
 	LEAQ (DI)(R12*1), R13
 	ADDQ $32, AX
-	JMP  grid
+	JMP  regrid
 
 blockescapes:
 	LEAQ 64(AX), CX
@@ -317,7 +359,7 @@ blockescapes:
 	JMP  found
 
 done:
-	MOVQ AX, read+56(FP)
+	MOVQ AX, read+64(FP)
 	ADDQ R12, AX
-	MOVQ AX, written+64(FP)
+	MOVQ AX, written+72(FP)
 	RET

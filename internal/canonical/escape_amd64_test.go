@@ -2,16 +2,31 @@
 
 package canonical
 
-// archEscapers are the assembly escapers: the SSE2 path alone, and the
-// shuffle path where the processor has it.
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
+
+// archEscapers are the assembly escapers: the SSE2 path alone, and with
+// the shuffles and AVX2 where the processor has them.
 func archEscapers() []escapeImpl {
-	impls := []escapeImpl{{"escapeSIMD/SSE2", func(dst []byte, s string) (int, int) {
-		return escapeSIMD(dst, s, &escapeWords, nil)
-	}}}
+	expands := []*[256][16]byte{nil}
 	if expandTable != nil {
-		impls = append(impls, escapeImpl{"escapeSIMD/SSSE3", func(dst []byte, s string) (int, int) {
-			return escapeSIMD(dst, s, &escapeWords, expandTable)
-		}})
+		expands = append(expands, expandTable)
+	}
+	wides := []bool{false}
+	if cpu.X86.HasAVX2 {
+		wides = append(wides, true)
+	}
+	var impls []escapeImpl
+	for _, expand := range expands {
+		for _, wide := range wides {
+			name := fmt.Sprintf("escapeSIMD/shuffles=%t/wide=%t", expand != nil, wide)
+			impls = append(impls, escapeImpl{name, func(dst []byte, s string) (int, int) {
+				return escapeSIMD(dst, s, &escapeWords, expand, wide)
+			}})
+		}
 	}
 	return impls
 }
