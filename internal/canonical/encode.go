@@ -292,6 +292,8 @@ func (e *encoder) members(ms []member, keep *keyOrder, depth int) error {
 	}
 	e.buf = append(e.buf, '}')
 	if keep != nil {
+		// Room for appendKey's fixed move from the last key.
+		keep.enc = slices.Grow(keep.enc, keyMove)
 		keep.setKeys(ms)
 	}
 	return nil
@@ -301,10 +303,12 @@ func (e *encoder) members(ms []member, keep *keyOrder, depth int) error {
 // keys are copied already encoded, each with its comma.
 func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error {
 	e.buf = append(e.buf, '{')
+	enc, ends := order.enc, order.ends[:len(ms)]
 	from := 0
 	for i := range ms {
-		e.buf = append(e.buf, order.enc[from:order.ends[i]]...)
-		from = order.ends[i]
+		to := ends[i]
+		e.appendKey(enc, from, to)
+		from = to
 		if err := e.value(ms[i].value, depth+1); err != nil {
 			return err
 		}
@@ -312,6 +316,23 @@ func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error
 	e.buf = append(e.buf, '}')
 	return nil
 }
+
+// appendKey appends enc[from:to], an encoded key. Keys are short and many,
+// so one that fits is moved as a fixed keyMove bytes (enc has room past its
+// end for that, see members), which costs less than a call to memmove; the
+// bytes past the key land beyond len(e.buf).
+func (e *encoder) appendKey(enc []byte, from, to int) {
+	n := len(e.buf)
+	if to-from <= keyMove && n+keyMove <= cap(e.buf) && from+keyMove <= cap(enc) {
+		*(*[keyMove]byte)(e.buf[n : n+keyMove]) = *(*[keyMove]byte)(enc[from : from+keyMove])
+		e.buf = e.buf[:n+to-from]
+		return
+	}
+	e.buf = append(e.buf, enc[from:to]...)
+}
+
+// keyMove is the size of appendKey's fixed move.
+const keyMove = 32
 
 // encodeMap writes m with its members sorted by key bytes. Keys are sorted in
 // the encoder's shared scratch slice; nested maps append above this map's

@@ -46,12 +46,21 @@ func AppendString(dst []byte, s string) ([]byte, error) {
 	n := len(dst)
 	buf := ensure(dst, n, len(s)+2+escapeRoom)
 	buf[n] = '"'
-	n++
-	for i := 0; ; {
-		// One byte is kept back for the closing quote.
-		read, written := escapeASCII(buf[n:len(buf)-1], s[i:])
-		i += read
-		n += written
+	// One byte is kept back for the closing quote.
+	read, written := escapeASCII(buf[n+1:len(buf)-1], s)
+	n += 1 + written
+	if read == len(s) {
+		// Most strings are done in one call; they skip the loop below.
+		buf[n] = '"'
+		return buf[:n+1], nil
+	}
+	return appendStringRest(dst, buf, n, s, read)
+}
+
+// appendStringRest finishes AppendString(dst, s) from s[i], which is not
+// ASCII or an escape there was no room for; buf[:n] is written.
+func appendStringRest(dst, buf []byte, n int, s string, i int) ([]byte, error) {
+	for {
 		switch {
 		case i == len(s):
 			buf[n] = '"'
@@ -67,6 +76,9 @@ func AppendString(dst []byte, s string) ([]byte, error) {
 			// More escapes than room: grow for as many again.
 			buf = ensure(buf, n, 1+len(s)-i+max(escapeRoom, len(s)-i))
 		}
+		read, written := escapeASCII(buf[n:len(buf)-1], s[i:])
+		i += read
+		n += written
 	}
 }
 

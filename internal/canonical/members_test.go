@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -154,4 +155,22 @@ func mustHash(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// Kept keys of every length around the fixed move of appendKey, written
+// into buffers of every spare capacity, including a caller's dst.
+func TestKeyOrderKeyLengths(t *testing.T) {
+	for n := range 2*keyMove + 3 {
+		long := strings.Repeat("k", n)
+		m := map[string]any{long: 1, "b" + long: "x", "\"" + long: true}
+		v := []any{m, m, m}
+		want := stdEncode(t, v)
+		for spare := range 2*keyMove + 3 {
+			dst := make([]byte, 3, 3+spare)
+			got, err := AppendEncode(dst, v)
+			if err != nil || !bytes.Equal(got[3:], want) {
+				t.Fatalf("key length %d, spare %d: got %s, %v; want %s", n, spare, got[3:], err, want)
+			}
+		}
+	}
 }
