@@ -64,7 +64,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.replicas, "replicas", 1, "replicas of every stream and bucket (3 on a cluster)")
 
 	c.processor = consumer.DefaultConfig()
-	fs.IntVar(&c.processor.Workers, "workers", c.processor.Workers, "requests processed at once (the consumer's MaxAckPending)")
+	fs.IntVar(&c.processor.Workers, "workers", c.processor.Workers, "requests this process works on at once")
+	fs.IntVar(&c.processor.MaxAckPending, "max-ack-pending", 0, "requests in flight across all replicas sharing the consumer (default --workers; with several replicas, the sum of their --workers)")
 	fs.DurationVar(&c.processor.AckWait, "ack-wait", c.processor.AckWait, "time before an unacknowledged request is redelivered; InProgress is sent every third of it")
 	fs.IntVar(&c.processor.MaxDeliver, "max-deliver", c.processor.MaxDeliver, "deliveries of one request before it fails with provider_unavailable")
 	fs.StringVar(&c.processor.OnUncertain, "on-uncertain", c.processor.OnUncertain, "when an earlier model call may still run: retry (after its deadline) or fail (provider_attempt_uncertain)")
@@ -72,7 +73,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.processor.DrainTimeout, "drain-timeout", c.processor.DrainTimeout, "on shutdown, how long in-flight requests may finish before they are handed back")
 
 	c.harvest = facts.DefaultConfig()
-	fs.IntVar(&c.harvest.Workers, "harvest-workers", c.harvest.Workers, "harvest jobs processed at once")
+	fs.IntVar(&c.harvest.Workers, "harvest-workers", c.harvest.Workers, "harvest jobs this process works on at once")
+	fs.IntVar(&c.harvest.MaxAckPending, "harvest-max-ack-pending", 0, "harvest jobs in flight across all replicas (default --harvest-workers; with several replicas, the sum of theirs)")
 	fs.IntVar(&c.harvest.MaxFacts, "harvest-max-facts", c.harvest.MaxFacts, "facts stored per harvest")
 	fs.StringVar(&c.harvest.MemoryDir, "memory-dir", "", "also append harvested facts to <dir>/<scope>/MEMORY.md")
 	c.harvestBy.register(fs)

@@ -18,13 +18,22 @@ const (
 	OnUncertainFail = "fail"
 )
 
+// maxAckPendingLimit bounds Config.MaxAckPending.
+const maxAckPendingLimit = 65536
+
 // Config tunes the processor. Every field is bounded; Validate names the
 // first one out of bounds.
 type Config struct {
-	// Workers is how many requests are processed at once (1..256). The
-	// consumer's MaxAckPending equals it, and pulls never ask for more
-	// messages than there are free workers.
+	// Workers is how many requests this processor works on at once
+	// (1..256); its pulls never ask for more messages than it has free
+	// workers.
 	Workers int
+	// MaxAckPending bounds the requests delivered and not yet settled
+	// across every processor sharing the durable consumer: 0 means Workers
+	// (one processor), else Workers..65536. Replicas that share the consumer
+	// should all set the sum of their workers, or they share one replica's
+	// worth of slots (each replica's start sets the consumer's value).
+	MaxAckPending int
 	// AckWait is how long the server waits for a settle before redelivering
 	// (1s..1h). While a request works, InProgress is sent every AckWait/3.
 	AckWait time.Duration
@@ -92,6 +101,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Workers < 1 || c.Workers > 256:
 		return bad("Workers", "1..256", c.Workers)
+	case c.MaxAckPending != 0 && (c.MaxAckPending < c.Workers || c.MaxAckPending > maxAckPendingLimit):
+		return bad("MaxAckPending", fmt.Sprintf("0 or %d..%d", c.Workers, maxAckPendingLimit), c.MaxAckPending)
 	case c.AckWait < time.Second || c.AckWait > time.Hour:
 		return bad("AckWait", "1s..1h", c.AckWait)
 	case c.MaxDeliver < 2 || c.MaxDeliver > 100:

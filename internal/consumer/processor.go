@@ -2,6 +2,7 @@
 package consumer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,8 +94,9 @@ func New(cfg Config, d Deps) (*Processor, error) {
 func (p *Processor) Relay() *outbox.Relay { return p.relay }
 
 // ConsumerConfig is the durable consumer the processor creates or updates on
-// start: explicit ack, MaxAckPending equal to the workers, bounded
-// MaxDeliver, never an InactiveThreshold (a durable must not expire).
+// start: explicit ack, MaxAckPending as configured (the workers by default),
+// bounded MaxDeliver, never an InactiveThreshold (a durable must not
+// expire).
 func (c Config) ConsumerConfig() jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       c.Durable,
@@ -102,7 +104,7 @@ func (c Config) ConsumerConfig() jetstream.ConsumerConfig {
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
 		MaxDeliver:    c.MaxDeliver,
-		MaxAckPending: c.Workers,
+		MaxAckPending: cmp.Or(c.MaxAckPending, c.Workers),
 		FilterSubject: c.Subject,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}

@@ -216,6 +216,7 @@ func TestConfigValidate(t *testing.T) {
 	for name, edit := range map[string]func(*Config){
 		"workers":      func(c *Config) { c.Workers = 0 },
 		"many workers": func(c *Config) { c.Workers = 65 },
+		"ack pending":  func(c *Config) { c.MaxAckPending = c.Workers - 1 },
 		"max facts":    func(c *Config) { c.MaxFacts = 0 },
 		"ack wait":     func(c *Config) { c.AckWait = 0 },
 		"timeout":      func(c *Config) { c.ExtractTimeout = time.Hour },

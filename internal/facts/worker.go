@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,9 +27,13 @@ const MaxDeliver = 3
 
 // Config configures a Worker.
 type Config struct {
-	// Workers is how many jobs run at once (1..64); it is also the
-	// consumer's MaxAckPending, and no pull asks for more than the free slots.
+	// Workers is how many jobs this worker runs at once (1..64); no pull
+	// asks for more than the free slots.
 	Workers int
+	// MaxAckPending bounds the jobs delivered and not yet settled across
+	// every worker sharing the durable consumer: 0 means Workers, else
+	// Workers..65536. Replicas should all set the sum of their workers.
+	MaxAckPending int
 	// MaxFacts bounds the facts stored per job (harvest_max_facts, 1..64).
 	MaxFacts int
 	// AckWait is the consumer's ack window (1s..10m). A running job sends
@@ -76,6 +81,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Workers < 1 || c.Workers > 64:
 		return bad("Workers", "1..64", c.Workers)
+	case c.MaxAckPending != 0 && (c.MaxAckPending < c.Workers || c.MaxAckPending > 65536):
+		return bad("MaxAckPending", fmt.Sprintf("0 or %d..65536", c.Workers), c.MaxAckPending)
 	case c.MaxFacts < 1 || c.MaxFacts > 64:
 		return bad("MaxFacts", "1..64", c.MaxFacts)
 	case c.AckWait < time.Second || c.AckWait > 10*time.Minute:
@@ -145,7 +152,7 @@ func (w *Worker) ConsumerConfig() jetstream.ConsumerConfig {
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       w.cfg.AckWait,
 		MaxDeliver:    MaxDeliver,
-		MaxAckPending: w.cfg.Workers,
+		MaxAckPending: cmp.Or(w.cfg.MaxAckPending, w.cfg.Workers),
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}
 }
