@@ -77,6 +77,19 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 	MOVOU   X10, (DX)       \
 	LEAQ    8(DX)(R8*1), DX
 
+// CHUNKV is CHUNK in VEX encoding, for the AVX2 path.
+#define CHUNKV(v, unpack, shift) \
+	MOVL    BX, CX          \
+	SHRL    $shift, CX      \
+	ANDL    $0xFF, CX       \
+	POPCNTL CX, R8          \
+	SHLL    $4, CX          \
+	VMOVDQU (R14)(CX*1), X9 \
+	unpack  X1, v, X10      \
+	VPSHUFB X9, X10, X10    \
+	VMOVDQU X10, (DX)       \
+	LEAQ    8(DX)(R8*1), DX
+
 // func escapeSIMD(dst []byte, s string, words *[128]uint64, expand *[256][16]byte, wide bool) (read, written int)
 //
 // See escapeASCII in escape_amd64.go for the contract; words is
@@ -101,9 +114,11 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 // With expand, a whole block of 32 whose special bytes all have two-byte
 // escapes, and which leaves the slack for them, is written in one go
 // instead (see CHUNK), 32 bytes or more from the end of s.
-// With wide, plain blocks of the grid are checked with AVX2 (gridwide), in
-// half the instructions; everything else is the SSE code, entered after
-// VZEROUPPER so that no SSE instruction waits on the upper halves.
+// With wide, the grid is AVX2 (gridwide): a block is checked in half the
+// instructions, and a lone escape or a block of two-byte escapes is
+// written there too. The rest (other escapes, short slack, the last bytes)
+// is the SSE code, entered after VZEROUPPER so that no SSE instruction
+// waits on the upper halves; regrid comes back.
 // The last bytes are scanned from just after each special byte (block32,
 // block16, tail); fewer than 16 are loaded in pieces that end at the end of
 // s, so s is never read past its end.
@@ -134,9 +149,12 @@ TEXT ·escapeSIMD(SB), NOSPLIT, $0-80
 regrid:
 	CMPB wide+56(FP), $0
 	JEQ  grid
-	VPBROADCASTB specialBytes<>+0(SB), Y0
-	VPBROADCASTB specialBytes<>+16(SB), Y1
-	VPBROADCASTB specialBytes<>+32(SB), Y2
+	VPBROADCASTB   specialBytes<>+0(SB), Y0
+	VPBROADCASTB   specialBytes<>+16(SB), Y1
+	VPBROADCASTB   specialBytes<>+32(SB), Y2
+	VBROADCASTI128 escapeLetters<>+0(SB), Y11
+	VPBROADCASTB   escapeLetters<>+16(SB), Y12
+	VPXOR          Y13, Y13, Y13
 
 gridwide:
 	LEAQ      64(AX), BX
@@ -156,6 +174,62 @@ gridwide:
 	JMP       gridwide
 
 widespecials:
+	// A lone escape, the most common case, is written here as ESCAPE
+	// would, then the 32 bytes after it are copied to their new places
+	// (the grid has them in s); no SSE code, so no VZEROUPPER.
+	LEAQ    -1(BX), CX
+	TESTL   CX, BX
+	JNZ     widemany
+	BSFL    BX, CX
+	ADDQ    AX, CX
+	MOVBLZX (SI)(CX*1), DX
+	CMPQ    DX, $0x80
+	JAE     widemany
+	CMPQ    R11, $7
+	JLT     widemany
+	MOVQ    (R10)(DX*8), DX
+	MOVQ    DX, (R13)(CX*1)
+	SHRQ    $56, DX
+	DECQ    DX
+	ADDQ    DX, R12
+	SUBQ    DX, R11
+	LEAQ    (DI)(R12*1), R13
+	VMOVDQU 1(SI)(CX*1), Y4
+	VMOVDQU Y4, 1(R13)(CX*1)
+	ADDQ    $32, AX
+	JMP     gridwide
+
+widemany:
+	// Several escapes: blockspecials in AVX, the letters found for all 32
+	// bytes at once and the chunks written by CHUNKV.
+	TESTQ   R14, R14
+	JZ      widesse
+	POPCNTL BX, R8
+	LEAQ    8(R8), CX
+	CMPQ    R11, CX
+	JLT     widesse
+	VPADDUSB  Y12, Y3, Y9
+	VPSHUFB   Y9, Y11, Y5 // letters of control bytes, else zero
+	VPCMPEQB  Y13, Y5, Y9 // bytes without a letter
+	VPAND     Y9, Y6, Y10
+	VPMOVMSKB Y10, CX
+	TESTL     CX, CX
+	JNZ       widesse
+	VPAND     Y3, Y9, Y9
+	VPOR      Y9, Y5, Y5
+	VEXTRACTI128 $1, Y5, X7
+	LEAQ (R13)(AX*1), DX
+	ADDQ R8, R12
+	SUBQ R8, R11
+	CHUNKV(X5, VPUNPCKLQDQ, 0)
+	CHUNKV(X5, VPUNPCKHQDQ, 8)
+	CHUNKV(X7, VPUNPCKLQDQ, 16)
+	CHUNKV(X7, VPUNPCKHQDQ, 24)
+	LEAQ (DI)(R12*1), R13
+	ADDQ $32, AX
+	JMP  gridwide
+
+widesse:
 	// Hand the block over as SPECIAL would have left it.
 	VEXTRACTI128 $1, Y3, X4
 	VEXTRACTI128 $1, Y6, X8
