@@ -22,13 +22,26 @@ var shortEscape = func() [utf8.RuneSelf]byte {
 
 const upperHex = "0123456789ABCDEF"
 
-// string writes s quoted with OTP json escaping (see AppendString).
+// string writes s quoted with OTP json escaping (see AppendString). The
+// encoder's buffer mostly has room for s already, so AppendString's common
+// case is repeated here, which saves a call for every string.
 func (e *encoder) string(s string) error {
-	buf, err := AppendString(e.buf, s)
-	if err != nil {
+	var err error
+	n := len(e.buf)
+	if cap(e.buf)-n < len(s)+2+escapeRoom {
+		e.buf, err = AppendString(e.buf, s)
 		return err
 	}
-	e.buf = buf
+	buf := e.buf[:cap(e.buf)]
+	buf[n] = '"'
+	read, written := escapeASCII(buf[n+1:len(buf)-1], s)
+	n += 1 + written
+	if read != len(s) {
+		e.buf, err = appendStringRest(e.buf, buf, n, s, read)
+		return err
+	}
+	buf[n] = '"'
+	e.buf = buf[:n+1]
 	return nil
 }
 

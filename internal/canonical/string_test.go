@@ -82,3 +82,35 @@ func TestEncodeStringRandom(t *testing.T) {
 		checkString(t, b.String())
 	}
 }
+
+// Strings inside a value, written into buffers from no spare room to
+// plenty, so the encoder's own fast path, its growth and its hand-over to
+// appendStringRest (non-ASCII text, escapes beyond the room kept for them)
+// all run.
+func TestEncodeStringInBuffers(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"a", " ", "\"", "\\", "\n", "\x01", "é", "😀", "\xff"}
+	strs := []string{"", "plain", strings.Repeat("\"", 300), strings.Repeat("\x01", 100) + "é", "é" + strings.Repeat("\\", 200)}
+	for range 500 {
+		var b strings.Builder
+		for range r.IntN(60) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		strs = append(strs, b.String())
+	}
+	for _, s := range strs {
+		want, ok := referenceString(s)
+		for _, spare := range []int{0, 7, len(want) + 60, len(want) + 200, 1 << 14} {
+			got, err := AppendEncode(make([]byte, 0, spare), []any{"x", s, s})
+			if !ok {
+				if !errors.Is(err, ErrNotCanonical) {
+					t.Fatalf("AppendEncode(%q) = %s, %v; want ErrNotCanonical", s, got, err)
+				}
+				continue
+			}
+			if exp := `["x",` + want + "," + want + "]"; err != nil || string(got) != exp {
+				t.Fatalf("AppendEncode(%q), spare %d = %s, %v; want %s", s, spare, got, err, exp)
+			}
+		}
+	}
+}
