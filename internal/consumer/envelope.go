@@ -184,18 +184,23 @@ func cutMember(obj []byte, key string) (rest, value []byte, ok bool) {
 func skipValue(b []byte, i int) int {
 	depth, inString := 0, false
 	for ; i < len(b); i++ {
-		c := b[i]
 		if inString {
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-				if depth == 0 {
-					return i + 1
-				}
+			// Strings are most of a request (event content): jump to the
+			// next quote and count the backslashes before it.
+			j := bytes.IndexByte(b[i:], '"')
+			if j < 0 {
+				return len(b)
+			}
+			if i += j; escaped(b, i) {
+				continue
+			}
+			inString = false
+			if depth == 0 {
+				return i + 1
 			}
 			continue
 		}
+		c := b[i]
 		switch c {
 		case '"':
 			inString = true
@@ -219,6 +224,17 @@ func skipValue(b []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// escaped reports whether the quote at b[i], inside a string, is escaped:
+// an odd run of backslashes precedes it. The run cannot reach back past the
+// string's opening quote.
+func escaped(b []byte, i int) bool {
+	n := 0
+	for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 func skipSpace(b []byte, i int) int {

@@ -66,6 +66,9 @@ var envelopeBodies = []string{
 	`{"v":1,"request_id":"r"}`,
 	`[]`,
 	`{"v":1,"request_id":"r","events":[{}],"events":[{}]}`, // duplicate: not strict JSON
+	// Backslash runs before quotes: odd escapes the quote, even does not.
+	`{"events":[{"c":"a\\"},"\\\\",{"d":"\\\"}\\\\"}],"v":1,"request_id":"r","run_agent_id":"a"}`,
+	`{"v":1,"events":["\\\\\\\"],\\\\"],"request_id":"r","run_agent_id":"a","checkpoint_namespace":"n"}`,
 }
 
 // The fast path (canonical decode plus a cut events member) reads exactly
@@ -120,5 +123,24 @@ func TestEnvelopeKeepsDecodedBody(t *testing.T) {
 	}
 	if m := e.takeDecoded(); m == nil || e.decoded != nil {
 		t.Fatal("takeDecoded did not hand the body on once")
+	}
+}
+
+// skipValue must end a string only at an unescaped quote: one after an odd
+// run of backslashes is part of the string. (The envelope tests cannot see a
+// wrong cut: its rest fails to decode and the slow path takes over.)
+func TestSkipValueBackslashRuns(t *testing.T) {
+	for _, value := range []string{
+		`"a\\"`,
+		`"\\\\"`,
+		`"\"}\\\\"`,
+		`"x\\\"],\\"`,
+		`["\\\"]",{"k":"\\\\\\\"}"}]`,
+		`{"c":"a\\","d":"\\\"}\\\\"}`,
+	} {
+		body := value + `,"next":1}`
+		if got := skipValue([]byte(body), 0); got != len(value) {
+			t.Errorf("skipValue(%s) = %d, want %d", body, got, len(value))
+		}
 	}
 }
