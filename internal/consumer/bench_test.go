@@ -295,6 +295,18 @@ func BenchmarkSlowModel200ms(b *testing.B) {
 	b.ReportMetric(rps*calls/(32/0.2), "of_ideal")
 }
 
+// BenchmarkSlowModel200msSpread is BenchmarkSlowModel200ms with model
+// latencies spread evenly over 150..250 ms (mean 200 ms). With one fixed
+// latency, requests that start together keep returning together and queue
+// for the CPU as a platoon; real model latencies vary, which breaks such
+// platoons up. Compare the two to see how much of the gap to the ideal is
+// that queueing.
+func BenchmarkSlowModel200msSpread(b *testing.B) {
+	slow := &testSummarizer{delay: 200 * time.Millisecond, spread: 100 * time.Millisecond, inner: offline.New(offline.DefaultOptions())}
+	rps, _ := benchProcessor(b, benchConfig(32), EngineCompactor{}, slow, "spread")
+	b.ReportMetric(rps/(32/0.2), "of_ideal")
+}
+
 // BenchmarkSlowModel200msSmallLanes isolates the pipeline: 4-event lanes and
 // the small test compactor, one 200 ms model call per request, 32 workers.
 // It shows whether slots stay busy (no head-of-line blocking) when the

@@ -115,8 +115,12 @@ func stringsAny(s []string) []any {
 type testSummarizer struct {
 	inner engine.Summarizer // when set, answers after delay
 	delay time.Duration
-	fail  func(call int64) error
-	calls atomic.Int64
+	// spread, when set, makes call n wait delay - spread/2 plus a
+	// deterministic share of spread that varies from call to call (mean:
+	// delay).
+	spread time.Duration
+	fail   func(call int64) error
+	calls  atomic.Int64
 }
 
 var _ engine.Summarizer = (*testSummarizer)(nil)
@@ -124,7 +128,7 @@ var _ engine.Summarizer = (*testSummarizer)(nil)
 func (s *testSummarizer) Summarize(ctx context.Context, p engine.Payload) (engine.Summary, error) {
 	n := s.calls.Add(1)
 	if s.delay > 0 {
-		t := time.NewTimer(s.delay)
+		t := time.NewTimer(s.wait(n))
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
@@ -144,6 +148,15 @@ func (s *testSummarizer) Summarize(ctx context.Context, p engine.Payload) (engin
 		Output: fmt.Sprintf("summary of %d events for %s", len(p.Events), p.CheckpointID),
 		Usage:  &engine.Usage{InputTokens: int64(10 * len(p.Events)), OutputTokens: 5, Attempts: 1, Model: "test"},
 	}, nil
+}
+
+// wait is how long call n takes: delay, moved by up to ±spread/2.
+func (s *testSummarizer) wait(n int64) time.Duration {
+	if s.spread <= 0 {
+		return s.delay
+	}
+	const steps = 100 // 7919 is prime, so n*7919 walks every step
+	return s.delay - s.spread/2 + time.Duration(n*7919%steps)*s.spread/(steps-1)
 }
 
 var errModelDown = errors.New("model unavailable")
