@@ -309,7 +309,15 @@ func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error
 		to := ends[i]
 		e.appendKey(enc, from, to)
 		from = to
-		if err := e.value(ms[i].value, depth+1); err != nil {
+		// Most member values are strings: they skip value's type switch
+		// (and its depth check, made here).
+		var err error
+		if str, ok := ms[i].value.(string); ok && depth < MaxDepth {
+			err = e.string(str)
+		} else {
+			err = e.value(ms[i].value, depth+1)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -324,7 +332,11 @@ func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error
 func (e *encoder) appendKey(enc []byte, from, to int) {
 	n := len(e.buf)
 	if to-from <= keyMove && n+keyMove <= cap(e.buf) && from+keyMove <= cap(enc) {
-		*(*[keyMove]byte)(e.buf[n : n+keyMove]) = *(*[keyMove]byte)(enc[from : from+keyMove])
+		dst, src := e.buf[n:n+keyMove], enc[from:from+keyMove]
+		// Two 16-byte moves, which compile to vector loads and stores
+		// where one of 32 becomes a call.
+		*(*[16]byte)(dst) = *(*[16]byte)(src)
+		*(*[16]byte)(dst[16:]) = *(*[16]byte)(src[16:])
 		e.buf = e.buf[:n+to-from]
 		return
 	}

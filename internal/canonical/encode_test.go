@@ -275,6 +275,10 @@ func TestEncodeDepth(t *testing.T) {
 		{"string list at depth 33", nest(32, []string{"x"}), false},
 		{"empty string list at depth 32", nest(32, []string{}), true},
 		{"int map at depth 33", nest(32, map[string]int64{"a": 1}), false},
+		// The deep object is written with the keys kept from the first.
+		{"kept-key string at depth 32", []any{map[string]any{"k": "x"}, nest(29, []any{map[string]any{"k": "y"}})}, true},
+		{"kept-key string at depth 33", []any{map[string]any{"k": "x"}, nest(30, []any{map[string]any{"k": "y"}})}, false},
+		{"kept-key int at depth 33", []any{map[string]any{"k": 1}, nest(30, []any{map[string]any{"k": 2}})}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
