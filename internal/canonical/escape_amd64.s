@@ -121,7 +121,12 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 // waits on the upper halves; regrid comes back.
 // The last bytes are scanned from just after each special byte (block32,
 // block16, tail); fewer than 16 are loaded in pieces that end at the end of
-// s, so s is never read past its end.
+// s, so s is never read past its end there.
+//
+// Most strings of a value are short field values with nothing to escape.
+// One of 32 bytes or fewer is checked and copied whole in one go (short)
+// when the 32 bytes from its start lie in one page, so the load may read
+// past the end of s but cannot fault, and dst has room for the store.
 TEXT ·escapeSIMD(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), R11
@@ -132,18 +137,23 @@ TEXT ·escapeSIMD(SB), NOSPLIT, $0-80
 	MOVOU specialBytes<>+0(SB), X0
 	MOVOU specialBytes<>+16(SB), X1
 	MOVOU specialBytes<>+32(SB), X2
+
+	XORQ AX, AX
+	XORQ R12, R12
+	MOVQ DI, R13
+
+	CMPQ R9, $32
+	JBE  short
+
+setup:
 	MOVOU escapeLetters<>+0(SB), X11
 	MOVOU escapeLetters<>+16(SB), X12
 	PXOR  X13, X13
 	MOVQ  words+40(FP), R10
 	MOVQ  expand+48(FP), R14
 
-	XORQ AX, AX
-	XORQ R12, R12
-	MOVQ DI, R13
-
 	// Strings too short for the grid take no AVX2 setup.
-	CMPQ R9, $64
+	CMPQ R9, $32
 	JB   block32
 
 regrid:
@@ -157,7 +167,7 @@ regrid:
 	VPXOR          Y13, Y13, Y13
 
 gridwide:
-	LEAQ      64(AX), BX
+	LEAQ      32(AX), BX
 	CMPQ      BX, R9
 	JA        widedone
 	VMOVDQU   (SI)(AX*1), Y3
@@ -180,6 +190,9 @@ widespecials:
 	LEAQ    -1(BX), CX
 	TESTL   CX, BX
 	JNZ     widemany
+	LEAQ    64(AX), CX
+	CMPQ    CX, R9
+	JA      widemany
 	BSFL    BX, CX
 	ADDQ    AX, CX
 	MOVBLZX (SI)(CX*1), DX
@@ -431,6 +444,35 @@ blockescapes:
 	CMPQ CX, R9
 	JBE  gridescapes
 	JMP  found
+
+short:
+	// s is 32 bytes or fewer. Anything special in it, or a load or store
+	// that might not fit, sends it the usual way from its start. An empty
+	// s may point anywhere, even at an unmapped page.
+	TESTQ R9, R9
+	JZ    done
+	MOVL  SI, CX
+	ANDL  $0xFFF, CX
+	CMPL  CX, $(0x1000-32)
+	JA    setup
+	LEAQ  (R11)(R9*1), CX
+	CMPQ  CX, $32
+	JB    setup
+	MOVOU (SI), X3
+	MOVOU 16(SI), X4
+	MOVOU X3, (DI)
+	MOVOU X4, 16(DI)
+	SPECIAL(X3, X5, X6, BX)
+	SPECIAL(X4, X7, X8, R8)
+	SHLQ  $16, R8
+	ORQ   R8, BX
+	MOVQ  R9, CX
+	MOVQ  $1, DX
+	SHLQ  CX, DX
+	DECQ  DX
+	ANDQ  DX, BX // the bits of bytes past s are dropped
+	JNZ   setup
+	MOVQ  R9, AX
 
 done:
 	MOVQ AX, read+64(FP)
