@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnhq/cairn/events"
@@ -30,6 +31,7 @@ type benchConfig struct {
 	events       int
 	workers      int
 	modelLatency time.Duration
+	spread       time.Duration
 	timeout      time.Duration
 }
 
@@ -44,6 +46,7 @@ type benchReport struct {
 	Outcomes      map[string]int `json:"outcomes,omitempty"`
 	Workers       int            `json:"workers"`
 	ModelLatency  time.Duration  `json:"model_latency_ns"`
+	LatencySpread time.Duration  `json:"model_latency_spread_ns,omitempty"`
 	Elapsed       time.Duration  `json:"elapsed_ns"`
 	PerSecond     float64        `json:"requests_per_second"`
 	P50, P99      time.Duration  `json:"-"`
@@ -57,7 +60,8 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	fs.IntVar(&c.requests, "requests", 300, "requests to publish, one lane each")
 	fs.IntVar(&c.events, "events", 200, "events per generated lane")
 	fs.IntVar(&c.workers, "workers", 8, "processor workers")
-	fs.DurationVar(&c.modelLatency, "model-latency", 0, "add this fixed latency to every summarizer call (a stand-in for a model)")
+	fs.DurationVar(&c.modelLatency, "model-latency", 0, "add this latency to every summarizer call (a stand-in for a model)")
+	fs.DurationVar(&c.spread, "model-latency-spread", 0, "vary --model-latency from call to call over this range around it (mean unchanged), as real models do")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if ok, code := parseFlags(fs, args, nil); !ok {
@@ -77,7 +81,11 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 		printJSON(io.out, report)
 		return 0
 	}
-	fmt.Fprintf(io.out, "%d requests (%d events each), %d workers, model latency %s\n", report.Requests, c.events, report.Workers, report.ModelLatency)
+	spread := ""
+	if report.LatencySpread > 0 {
+		spread = fmt.Sprintf(" ± %s", report.LatencySpread/2)
+	}
+	fmt.Fprintf(io.out, "%d requests (%d events each), %d workers, model latency %s%s\n", report.Requests, c.events, report.Workers, report.ModelLatency, spread)
 	fmt.Fprintf(io.out, "  activated %d, skipped %d, failed %d in %s: %.1f requests/s\n", report.Activated, report.Skipped, report.Failed, report.Elapsed.Round(time.Millisecond), report.PerSecond)
 	if len(report.Outcomes) > 0 {
 		fmt.Fprintf(io.out, "  not activated: %s\n", formatOutcomes(report.Outcomes))
@@ -111,7 +119,9 @@ func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport,
 	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
 	cfg := demoConfig(dir, ready)
 	cfg.processor.Workers = c.workers
-	cfg.wrapSummarizer = func(s engine.Summarizer) engine.Summarizer { return delayed{s, c.modelLatency} }
+	cfg.wrapSummarizer = func(s engine.Summarizer) engine.Summarizer {
+		return &delayed{Summarizer: s, latency: c.modelLatency, spread: c.spread}
+	}
 	go func() { served <- serve(serveCtx, cfg, slog.New(slog.DiscardHandler)) }()
 	defer func() { stopServe(); <-served }()
 	var info serveInfo
@@ -135,7 +145,7 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	var mu sync.Mutex
 	published := make(map[string]time.Time, len(ids))
 	latencies := make([]time.Duration, 0, len(ids))
-	report := benchReport{Requests: len(ids), Workers: c.workers, ModelLatency: c.modelLatency}
+	report := benchReport{Requests: len(ids), Workers: c.workers, ModelLatency: c.modelLatency, LatencySpread: c.spread}
 	rss := newRSSSampler()
 	defer rss.stop()
 
@@ -187,15 +197,18 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }
 
-// delayed adds a fixed latency to every summarizer call, honouring ctx.
+// delayed adds a latency to every summarizer call, honouring ctx: latency
+// itself, or with a spread, latency - spread/2 plus a share of spread that
+// varies deterministically from call to call (mean: latency).
 type delayed struct {
 	engine.Summarizer
-	latency time.Duration
+	latency, spread time.Duration
+	calls           atomic.Int64
 }
 
-func (d delayed) Summarize(ctx context.Context, p engine.Payload) (engine.Summary, error) {
-	if d.latency > 0 {
-		t := time.NewTimer(d.latency)
+func (d *delayed) Summarize(ctx context.Context, p engine.Payload) (engine.Summary, error) {
+	if wait := d.wait(d.calls.Add(1)); wait > 0 {
+		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -204,6 +217,15 @@ func (d delayed) Summarize(ctx context.Context, p engine.Payload) (engine.Summar
 		}
 	}
 	return d.Summarizer.Summarize(ctx, p)
+}
+
+// wait is the latency of call n.
+func (d *delayed) wait(n int64) time.Duration {
+	if d.spread <= 0 {
+		return d.latency
+	}
+	const steps = 100 // 7919 is prime, so n*7919 walks every step
+	return d.latency - d.spread/2 + time.Duration(n*7919%steps)*d.spread/(steps-1)
 }
 
 // rssSampler reads the process's resident memory once a second.

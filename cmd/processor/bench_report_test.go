@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/cairnhq/cairn/events"
 )
@@ -21,5 +22,23 @@ func TestBenchReportCountsOutcomes(t *testing.T) {
 	want := "failed:ineffective_compaction 2, skipped:below_threshold 1"
 	if got := formatOutcomes(r.Outcomes); got != want {
 		t.Fatalf("outcomes %q, want %q", got, want)
+	}
+}
+
+// A spread latency keeps its mean and stays within latency ± spread/2.
+func TestDelayedSpreadKeepsTheMean(t *testing.T) {
+	d := &delayed{latency: 200 * time.Millisecond, spread: 100 * time.Millisecond}
+	var sum time.Duration
+	lo, hi := time.Hour, time.Duration(0)
+	for n := int64(1); n <= 100; n++ {
+		w := d.wait(n)
+		sum += w
+		lo, hi = min(lo, w), max(hi, w)
+	}
+	if mean := sum / 100; (mean-200*time.Millisecond).Abs() > time.Microsecond || lo != 150*time.Millisecond || hi != 250*time.Millisecond {
+		t.Fatalf("mean %s, range %s..%s; want 200ms, 150ms..250ms", sum/100, lo, hi)
+	}
+	if fixed := (&delayed{latency: time.Second}).wait(7); fixed != time.Second {
+		t.Fatalf("without spread: %s", fixed)
 	}
 }
