@@ -307,7 +307,7 @@ func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error
 	from := 0
 	for i := range ms {
 		to := ends[i]
-		e.appendKey(enc, from, to)
+		e.buf = appendKey(e.buf, enc, from, to)
 		from = to
 		// Most member values are strings: they skip value's type switch
 		// (and its depth check, made here).
@@ -325,22 +325,21 @@ func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error
 	return nil
 }
 
-// appendKey appends enc[from:to], an encoded key. Keys are short and many,
-// so one that fits is moved as a fixed keyMove bytes (enc has room past its
-// end for that, see members), which costs less than a call to memmove; the
-// bytes past the key land beyond len(e.buf).
-func (e *encoder) appendKey(enc []byte, from, to int) {
-	n := len(e.buf)
-	if to-from <= keyMove && n+keyMove <= cap(e.buf) && from+keyMove <= cap(enc) {
-		dst, src := e.buf[n:n+keyMove], enc[from:from+keyMove]
-		// Two 16-byte moves, which compile to vector loads and stores
-		// where one of 32 becomes a call.
-		*(*[16]byte)(dst) = *(*[16]byte)(src)
-		*(*[16]byte)(dst[16:]) = *(*[16]byte)(src[16:])
-		e.buf = e.buf[:n+to-from]
-		return
+// appendKey returns buf with enc[from:to], an encoded key, appended. Keys
+// are short and many, so one that fits is moved as a fixed keyMove bytes
+// (enc has room past its end for that, see members), which costs less than
+// a call to memmove; the bytes past the key land beyond the returned length.
+func appendKey(buf, enc []byte, from, to int) []byte {
+	n := len(buf)
+	if to-from > keyMove || cap(buf)-n < keyMove || cap(enc)-from < keyMove {
+		return append(buf, enc[from:to]...)
 	}
-	e.buf = append(e.buf, enc[from:to]...)
+	dst, src := buf[n:n+keyMove], enc[from:from+keyMove]
+	// Two 16-byte moves compile to vector loads and stores, where one of
+	// 32 becomes a call.
+	*(*[16]byte)(dst) = *(*[16]byte)(src)
+	*(*[16]byte)(dst[16:]) = *(*[16]byte)(src[16:])
+	return buf[:n+to-from]
 }
 
 // keyMove is the size of appendKey's fixed move.
