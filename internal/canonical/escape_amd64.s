@@ -77,11 +77,10 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 	MOVOU   X10, (DX)       \
 	LEAQ    8(DX)(R8*1), DX
 
-// CHUNKV is CHUNK in VEX encoding, for the AVX2 path.
-#define CHUNKV(v, unpack, shift) \
-	MOVL    BX, CX          \
-	SHRL    $shift, CX      \
-	ANDL    $0xFF, CX       \
+// CHUNKV is CHUNK in VEX encoding, for the AVX2 path, with the chunk's
+// bits in the byte register bits (BL or BH).
+#define CHUNKV(v, unpack, bits) \
+	MOVBLZX bits, CX        \
 	POPCNTL CX, R8          \
 	SHLL    $4, CX          \
 	VMOVDQU (R14)(CX*1), X9 \
@@ -159,6 +158,9 @@ setup:
 regrid:
 	CMPB wide+56(FP), $0
 	JEQ  grid
+	LEAQ 32(AX), DX
+	CMPQ DX, R9
+	JA   block32 // no whole block left: no AVX2 setup
 	VPBROADCASTB   specialBytes<>+0(SB), Y0
 	VPBROADCASTB   specialBytes<>+16(SB), Y1
 	VPBROADCASTB   specialBytes<>+32(SB), Y2
@@ -167,9 +169,12 @@ regrid:
 	VPXOR          Y13, Y13, Y13
 
 gridwide:
-	LEAQ      32(AX), BX
-	CMPQ      BX, R9
-	JA        widedone
+	// DX is where the last whole block starts.
+	LEAQ      -32(R9), DX
+	CMPQ      AX, DX
+	JGT       widedone
+
+gridwideblock:
 	VMOVDQU   (SI)(AX*1), Y3
 	VMOVDQU   Y3, (R13)(AX*1)
 	VPCMPEQB  Y0, Y3, Y5
@@ -181,7 +186,9 @@ gridwide:
 	TESTL     BX, BX
 	JNZ       widespecials
 	ADDQ      $32, AX
-	JMP       gridwide
+	CMPQ      AX, DX
+	JLE       gridwideblock
+	JMP       widedone
 
 widespecials:
 	// A lone escape, the most common case, is written here as ESCAPE
@@ -234,10 +241,11 @@ widemany:
 	LEAQ (R13)(AX*1), DX
 	ADDQ R8, R12
 	SUBQ R8, R11
-	CHUNKV(X5, VPUNPCKLQDQ, 0)
-	CHUNKV(X5, VPUNPCKHQDQ, 8)
-	CHUNKV(X7, VPUNPCKLQDQ, 16)
-	CHUNKV(X7, VPUNPCKHQDQ, 24)
+	CHUNKV(X5, VPUNPCKLQDQ, BL)
+	CHUNKV(X5, VPUNPCKHQDQ, BH)
+	SHRL $16, BX
+	CHUNKV(X7, VPUNPCKLQDQ, BL)
+	CHUNKV(X7, VPUNPCKHQDQ, BH)
 	LEAQ (DI)(R12*1), R13
 	ADDQ $32, AX
 	JMP  gridwide
