@@ -15,6 +15,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // MaxDepth is the deepest level a value may sit at. The root is depth 0 and
@@ -331,14 +332,15 @@ func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error
 // a call to memmove; the bytes past the key land beyond the returned length.
 func appendKey(buf, enc []byte, from, to int) []byte {
 	n := len(buf)
-	if to-from > keyMove || cap(buf)-n < keyMove || cap(enc)-from < keyMove {
+	if to-from > keyMove || cap(buf)-n < keyMove || cap(enc)-from < keyMove || from < 0 {
 		return append(buf, enc[from:to]...)
 	}
-	dst, src := buf[n:n+keyMove], enc[from:from+keyMove]
-	// Two 16-byte moves compile to vector loads and stores, where one of
-	// 32 becomes a call.
+	// The tests above keep both moves inside the capacities; unsafe saves
+	// the bounds checks, which cost as much as the moves.
+	dst := unsafe.Add(unsafe.Pointer(unsafe.SliceData(buf)), n)
+	src := unsafe.Add(unsafe.Pointer(unsafe.SliceData(enc)), from)
 	*(*[16]byte)(dst) = *(*[16]byte)(src)
-	*(*[16]byte)(dst[16:]) = *(*[16]byte)(src[16:])
+	*(*[16]byte)(unsafe.Add(dst, 16)) = *(*[16]byte)(unsafe.Add(src, 16))
 	return buf[:n+to-from]
 }
 
