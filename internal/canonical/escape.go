@@ -41,7 +41,7 @@ func (e *encoder) string(s string) error {
 		return err
 	}
 	buf[n] = '"'
-	e.buf = buf[:n+1]
+	e.buf = e.buf[:n+1] // only the length changes: no pointer store
 	return nil
 }
 

@@ -22,20 +22,36 @@ import (
 // written by shuffles (see escapeExpand) rather than one escape at a time,
 // which saves the mispredicted branches of a varying count of escapes.
 func escapeASCII(dst []byte, s string) (read, written int) {
-	return escapeSIMD(dst, s, &escapeWords, expandTable, cpu.X86.HasAVX2)
+	return escapeSIMD(dst, s, &escapeConf)
 }
 
 //go:noescape
-func escapeSIMD(dst []byte, s string, words *[utf8.RuneSelf]uint64, expand *[256][16]byte, wide bool) (read, written int)
+func escapeSIMD(dst []byte, s string, conf *escapeConfig) (read, written int)
 
-// expandTable is what escapeSIMD is given for expand: nil on processors
-// without the instructions it needs.
-var expandTable = func() *[256][16]byte {
-	if cpu.X86.HasSSSE3 && cpu.X86.HasPOPCNT {
-		return &escapeExpand
+// escapeConfig is what escapeSIMD works with, behind one argument: each
+// argument costs a store per call, and most strings are short.
+type escapeConfig struct {
+	// words is escapeWords.
+	words [utf8.RuneSelf]uint64
+	// expand is &escapeExpand, or nil on processors without SSSE3 and
+	// POPCNT.
+	expand *[256][16]byte
+	// wide is whether AVX2 may be used.
+	wide bool
+}
+
+// escapeConf is the escapeConfig for this processor.
+var escapeConf = newEscapeConfig(cpu.X86.HasSSSE3 && cpu.X86.HasPOPCNT, cpu.X86.HasAVX2)
+
+// newEscapeConfig returns an escapeConfig that uses the shuffles and AVX2
+// as told.
+func newEscapeConfig(shuffles, wide bool) escapeConfig {
+	conf := escapeConfig{words: escapeWords, wide: wide}
+	if shuffles {
+		conf.expand = &escapeExpand
 	}
-	return nil
-}()
+	return conf
+}
 
 // escapeExpand holds, for each set m of special bytes among eight, the
 // PSHUFB mask that spreads the eight bytes (indices 0-7) over sixteen, each

@@ -1,5 +1,6 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // specialBytes is '"', '\\' and 0x20 in every byte of three 16-byte vectors,
@@ -62,7 +63,7 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 // each special byte expanded to a backslash and its letter (v holds letters
 // in their place already), and moves DX past them. The expansion is one
 // PSHUFB of those bytes, next to a half of backslashes (X1), with the mask
-// that expand holds for the chunk's bits; the shift of the output is the
+// that conf.expand holds for the chunk's bits; the shift of the output is the
 // count of those bits, so no special byte costs a branch.
 #define CHUNK(v, unpack, shift) \
 	MOVL    BX, CX          \
@@ -89,16 +90,15 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 	VMOVDQU X10, (DX)       \
 	LEAQ    8(DX)(R8*1), DX
 
-// func escapeSIMD(dst []byte, s string, words *[128]uint64, expand *[256][16]byte, wide bool) (read, written int)
+// func escapeSIMD(dst []byte, s string, conf *escapeConfig) (read, written int)
 //
-// See escapeASCII in escape_amd64.go for the contract; words is
-// &escapeWords and expand is &escapeExpand, or nil where SSSE3 or POPCNT is
-// missing; wide is whether AVX2 may be used. Registers:
+// See escapeASCII in escape_amd64.go for the contract and escapeConfig for
+// conf. Registers:
 // SI, R9 = s, len(s); DI = dst; AX = bytes of s read;
 // R12 = E, how far the output has moved ahead of the input (byte s[i]
 // belongs at dst[i+E] unless it is escaped); R13 = DI + E;
 // R11 = slack, the room in dst beyond a verbatim copy of the unread bytes;
-// R10 = words; R14 = expand.
+// R10 = conf, whose words are at its start; R14 = conf.expand.
 //
 // Plain text is stored to dst in blocks before it is checked; only the
 // bytes before a block's first special byte count as written. The room for
@@ -110,10 +110,10 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 // places (which stays inside s). So finding the next special byte does not
 // wait for the previous escape, as it would if scanning restarted after
 // each one; event content has a newline or quote every few dozen bytes.
-// With expand, a whole block of 32 whose special bytes all have two-byte
+// With conf.expand, a whole block of 32 whose special bytes all have two-byte
 // escapes, and which leaves the slack for them, is written in one go
 // instead (see CHUNK), 32 bytes or more from the end of s.
-// With wide, the grid is AVX2 (gridwide): a block is checked in half the
+// With conf.wide, the grid is AVX2 (gridwide): a block is checked in half the
 // instructions, and a lone escape or a block of two-byte escapes is
 // written there too. The rest (other escapes, short slack, the last bytes)
 // is the SSE code, entered after VZEROUPPER so that no SSE instruction
@@ -126,7 +126,7 @@ GLOBL escapeLetters<>(SB), RODATA|NOPTR, $32
 // One of 32 bytes or fewer is checked and copied whole in one go (short)
 // when the 32 bytes from its start lie in one page, so the load may read
 // past the end of s but cannot fault, and dst has room for the store.
-TEXT ·escapeSIMD(SB), NOSPLIT, $0-80
+TEXT ·escapeSIMD(SB), NOSPLIT, $0-64
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), R11
 	MOVQ s_base+24(FP), SI
@@ -148,15 +148,15 @@ setup:
 	MOVOU escapeLetters<>+0(SB), X11
 	MOVOU escapeLetters<>+16(SB), X12
 	PXOR  X13, X13
-	MOVQ  words+40(FP), R10
-	MOVQ  expand+48(FP), R14
+	MOVQ  conf+40(FP), R10 // words are at its start
+	MOVQ  escapeConfig_expand(R10), R14
 
 	// Strings too short for the grid take no AVX2 setup.
 	CMPQ R9, $32
 	JB   block32
 
 regrid:
-	CMPB wide+56(FP), $0
+	CMPB escapeConfig_wide(R10), $0
 	JEQ  grid
 	LEAQ 32(AX), DX
 	CMPQ DX, R9
@@ -395,7 +395,7 @@ special:
 blockspecials:
 	// The block at AX (X3, X4) has the special bits BX, and X6, X8 flag
 	// its control bytes (and bytes >= 0x80), as SPECIAL left them. Without
-	// expand, or if some special byte needs \u00XX or is not ASCII, or the
+	// conf.expand, or if some special byte needs \u00XX or is not ASCII, or the
 	// slack is short, its escapes are written one at a time: by the grid
 	// while 64 bytes are left, else from the first. So is a lone escape,
 	// which costs less that way than four shuffles.
@@ -483,7 +483,7 @@ short:
 	MOVQ  R9, AX
 
 done:
-	MOVQ AX, read+64(FP)
+	MOVQ AX, read+48(FP)
 	ADDQ R12, AX
-	MOVQ AX, written+72(FP)
+	MOVQ AX, written+56(FP)
 	RET
