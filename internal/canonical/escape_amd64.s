@@ -132,10 +132,7 @@ TEXT ·escapeSIMD(SB), NOSPLIT, $0-64
 	MOVQ s_base+24(FP), SI
 	MOVQ s_len+32(FP), R9
 	SUBQ R9, R11
-
-	MOVOU specialBytes<>+0(SB), X0
-	MOVOU specialBytes<>+16(SB), X1
-	MOVOU specialBytes<>+32(SB), X2
+	MOVQ conf+40(FP), R10 // words are at its start
 
 	XORQ AX, AX
 	XORQ R12, R12
@@ -144,11 +141,16 @@ TEXT ·escapeSIMD(SB), NOSPLIT, $0-64
 	CMPQ R9, $32
 	JBE  short
 
+consts:
+	MOVOU specialBytes<>+0(SB), X0
+	MOVOU specialBytes<>+16(SB), X1
+	MOVOU specialBytes<>+32(SB), X2
+
 setup:
+	// X0-X2 hold specialBytes.
 	MOVOU escapeLetters<>+0(SB), X11
 	MOVOU escapeLetters<>+16(SB), X12
 	PXOR  X13, X13
-	MOVQ  conf+40(FP), R10 // words are at its start
 	MOVQ  escapeConfig_expand(R10), R14
 
 	// Strings too short for the grid take no AVX2 setup.
@@ -462,10 +464,33 @@ short:
 	MOVL  SI, CX
 	ANDL  $0xFFF, CX
 	CMPL  CX, $(0x1000-32)
-	JA    setup
+	JA    consts
 	LEAQ  (R11)(R9*1), CX
 	CMPQ  CX, $32
-	JB    setup
+	JB    consts
+	CMPB  escapeConfig_wide(R10), $0
+	JEQ   shortsse
+
+	// With AVX2 the block is one load, store and compare set. VZEROUPPER
+	// leaves X0-X2 as the SSE code wants them.
+	VMOVDQU      (SI), Y3
+	VMOVDQU      Y3, (DI)
+	VPBROADCASTB specialBytes<>+0(SB), Y0
+	VPBROADCASTB specialBytes<>+16(SB), Y1
+	VPBROADCASTB specialBytes<>+32(SB), Y2
+	VPCMPEQB     Y0, Y3, Y5
+	VPCMPEQB     Y1, Y3, Y6
+	VPOR         Y6, Y5, Y5
+	VPCMPGTB     Y3, Y2, Y6
+	VPOR         Y6, Y5, Y5
+	VPMOVMSKB    Y5, BX
+	VZEROUPPER
+	JMP          shortmask
+
+shortsse:
+	MOVOU specialBytes<>+0(SB), X0
+	MOVOU specialBytes<>+16(SB), X1
+	MOVOU specialBytes<>+32(SB), X2
 	MOVOU (SI), X3
 	MOVOU 16(SI), X4
 	MOVOU X3, (DI)
@@ -474,6 +499,8 @@ short:
 	SPECIAL(X4, X7, X8, R8)
 	SHLQ  $16, R8
 	ORQ   R8, BX
+
+shortmask:
 	MOVQ  R9, CX
 	MOVQ  $1, DX
 	SHLQ  CX, DX
