@@ -307,6 +307,26 @@ func BenchmarkSlowModel200msSpread(b *testing.B) {
 	b.ReportMetric(rps/(32/0.2), "of_ideal")
 }
 
+// BenchmarkSlowModel200msHTTP is BenchmarkSlowModel200ms over the production
+// model path: openaisum and the real openai-go client, calling testenv's
+// fake OpenAI-compatible server, which answers each request after 200 ms
+// with the offline summary of its payload. It adds HTTP, the JSON of the
+// model call, and connection reuse to what is measured.
+func BenchmarkSlowModel200msHTTP(b *testing.B) {
+	f := testenv.OpenAI(b)
+	answer := answerWithOffline(b)
+	f.SetHandler(func(r testenv.RecordedRequest) testenv.Reply {
+		reply := answer(r)
+		reply.Delay = 200 * time.Millisecond
+		return reply
+	})
+	rps, _ := benchProcessor(b, benchConfig(32), EngineCompactor{}, modelSummarizer(b, f), "http")
+	calls := float64(len(f.Requests())) / float64(b.N)
+	b.ReportMetric(calls, "model_calls/req")
+	b.ReportMetric(rps*calls/(32/0.2), "of_ideal")
+	b.ReportMetric(float64(f.Conns()), "connections")
+}
+
 // BenchmarkSlowModel200msSmallLanes isolates the pipeline: 4-event lanes and
 // the small test compactor, one 200 ms model call per request, 32 workers.
 // It shows whether slots stay busy (no head-of-line blocking) when the
