@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ type benchConfig struct {
 	workers      int
 	modelLatency time.Duration
 	spread       time.Duration
+	rate         float64
 	timeout      time.Duration
 }
 
@@ -45,6 +47,7 @@ type benchReport struct {
 	// error code ("skipped:<reason>", "failed:<code>").
 	Outcomes      map[string]int `json:"outcomes,omitempty"`
 	Workers       int            `json:"workers"`
+	Rate          float64        `json:"publish_rate,omitempty"`
 	ModelLatency  time.Duration  `json:"model_latency_ns"`
 	LatencySpread time.Duration  `json:"model_latency_spread_ns,omitempty"`
 	Elapsed       time.Duration  `json:"elapsed_ns"`
@@ -62,13 +65,14 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	fs.IntVar(&c.workers, "workers", 8, "processor workers")
 	fs.DurationVar(&c.modelLatency, "model-latency", 0, "add this latency to every summarizer call (a stand-in for a model)")
 	fs.DurationVar(&c.spread, "model-latency-spread", 0, "vary --model-latency from call to call over this range around it (mean unchanged), as real models do")
+	fs.Float64Var(&c.rate, "rate", 0, "publish this many requests per second, each generated as it is sent (a sustained run, for memory over time); 0 publishes all at once")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if ok, code := parseFlags(fs, args, nil); !ok {
 		return code
 	}
-	if c.requests < 1 || c.events < 8 || c.workers < 1 {
-		fmt.Fprintln(io.err, "processor bench: --requests ≥ 1, --events ≥ 8 and --workers ≥ 1")
+	if c.requests < 1 || c.events < 8 || c.workers < 1 || c.rate < 0 {
+		fmt.Fprintln(io.err, "processor bench: --requests ≥ 1, --events ≥ 8, --workers ≥ 1 and --rate ≥ 0")
 		return 2
 	}
 	ctx, cancel := withTimeout(ctx, c.timeout)
@@ -95,19 +99,31 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 		ideal := float64(c.workers) / c.modelLatency.Seconds()
 		fmt.Fprintf(io.out, "  %.2f of the no-head-of-line-blocking ideal (workers / latency = %.1f/s)\n", report.PerSecond/ideal, ideal)
 	}
-	fmt.Fprintf(io.out, "  resident memory (MiB) over the run: %s\n", formatSamples(report.RSSSamplesMiB))
+	if c.rate > 0 {
+		fmt.Fprintf(io.out, "  published at %.1f requests/s\n", c.rate)
+	}
+	fmt.Fprintf(io.out, "  resident memory (MiB) over the run, once a second: %s (peak %.0f)\n", formatSamples(report.RSSSamplesMiB), slices.Max(append([]float64{0}, report.RSSSamplesMiB...)))
 	return 0
 }
 
 func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport, error) {
-	bodies := make([][]byte, c.requests)
 	ids := make([]string, c.requests)
-	for i := range bodies {
+	for i := range ids {
 		ids[i] = fmt.Sprintf("bench-%d", i)
-		bodies[i] = lanegen.RequestJSON(lanegen.RequestOptions{
+	}
+	body := func(i int) []byte {
+		return lanegen.RequestJSON(lanegen.RequestOptions{
 			RequestID: ids[i],
 			Lane:      lanegen.Options{Events: c.events, Seed: uint64(i + 1), RunAgentID: fmt.Sprintf("bench-agent-%d", i)},
 		})
+	}
+	if c.rate == 0 {
+		// All at once: generate first, so the run times only Cairn.
+		bodies := make([][]byte, c.requests)
+		for i := range bodies {
+			bodies[i] = body(i)
+		}
+		body = func(i int) []byte { b := bodies[i]; bodies[i] = nil; return b }
 	}
 	dir, err := os.MkdirTemp("", "cairn-bench-")
 	if err != nil {
@@ -137,15 +153,16 @@ func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport,
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 	fmt.Fprintf(progress, "publishing %d requests ...\n", c.requests)
-	return measure(ctx, js, c, ids, bodies)
+	return measure(ctx, js, c, ids, body)
 }
 
-// measure publishes every request at once and times each one's outcome.
-func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []string, bodies [][]byte) (benchReport, error) {
+// measure publishes every request, at once or at c.rate, and times each
+// one's outcome.
+func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []string, body func(int) []byte) (benchReport, error) {
 	var mu sync.Mutex
 	published := make(map[string]time.Time, len(ids))
 	latencies := make([]time.Duration, 0, len(ids))
-	report := benchReport{Requests: len(ids), Workers: c.workers, ModelLatency: c.modelLatency, LatencySpread: c.spread}
+	report := benchReport{Requests: len(ids), Workers: c.workers, ModelLatency: c.modelLatency, LatencySpread: c.spread, Rate: c.rate}
 	rss := newRSSSampler()
 	defer rss.stop()
 
@@ -170,11 +187,15 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 			return nil
 		})
 	}()
-	for i, body := range bodies {
+	for i := range ids {
+		if c.rate > 0 && !waitFor(ctx, time.Until(start.Add(time.Duration(float64(i)/c.rate*float64(time.Second))))) {
+			return report, ctx.Err()
+		}
+		b := body(i)
 		mu.Lock()
 		published[ids[i]] = time.Now()
 		mu.Unlock()
-		if _, err := events.PublishRaw(ctx, js, ids[i], body, ""); err != nil {
+		if _, err := events.PublishRaw(ctx, js, ids[i], b, ""); err != nil {
 			return report, err
 		}
 	}
@@ -188,6 +209,22 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	report.P50ms, report.P99ms = float64(report.P50.Microseconds())/1000, float64(report.P99.Microseconds())/1000
 	report.RSSSamplesMiB = rss.stop()
 	return report, nil
+}
+
+// waitFor waits d (nothing when d ≤ 0) or until ctx ends; it reports
+// whether ctx is still live.
+func waitFor(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 func percentile(sorted []time.Duration, q float64) time.Duration {

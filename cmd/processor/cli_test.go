@@ -294,22 +294,30 @@ func testenvConn(t *testing.T, url string) *nats.Conn {
 	return nc
 }
 
-// TestBenchReportsEveryRequest runs a small bench as a user would.
+// TestBenchReportsEveryRequest runs a small bench as a user would: all at
+// once, and at a publish rate.
 func TestBenchReportsEveryRequest(t *testing.T) {
-	code, out, errOut := cli(t, "bench", "--requests", "6", "--events", "40", "--workers", "2", "--model-latency", "20ms", "--json")
-	if code != 0 {
-		t.Fatalf("bench: exit %d: %s %s", code, out, errOut)
-	}
-	var r struct {
-		Requests, Activated, Failed int
-		PerSecond                   float64   `json:"requests_per_second"`
-		RSS                         []float64 `json:"rss_mib"`
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if r.Requests != 6 || r.Activated != 6 || r.Failed != 0 || r.PerSecond <= 0 || len(r.RSS) == 0 {
-		t.Fatalf("report %+v", r)
+	for _, extra := range [][]string{{"--model-latency", "20ms"}, {"--rate", "100"}} {
+		args := append([]string{"bench", "--requests", "6", "--events", "40", "--workers", "2", "--json"}, extra...)
+		code, out, errOut := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", extra, code, out, errOut)
+		}
+		var r struct {
+			Requests, Activated, Failed int
+			PerSecond                   float64   `json:"requests_per_second"`
+			Rate                        float64   `json:"publish_rate"`
+			RSS                         []float64 `json:"rss_mib"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %v: %s", extra, err, out)
+		}
+		if r.Requests != 6 || r.Activated != 6 || r.Failed != 0 || r.PerSecond <= 0 || len(r.RSS) == 0 {
+			t.Fatalf("%v: report %+v", extra, r)
+		}
+		if wantRate := extra[0] == "--rate"; wantRate != (r.Rate == 100) {
+			t.Fatalf("%v: publish rate %v in the report", extra, r.Rate)
+		}
 	}
 }
 
