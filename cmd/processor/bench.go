@@ -102,7 +102,7 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	if c.rate > 0 {
 		fmt.Fprintf(io.out, "  published at %.1f requests/s\n", c.rate)
 	}
-	fmt.Fprintf(io.out, "  resident memory (MiB) over the run, once a second: %s (peak %.0f)\n", formatSamples(report.RSSSamplesMiB), slices.Max(append([]float64{0}, report.RSSSamplesMiB...)))
+	fmt.Fprintf(io.out, "  resident memory (MiB) over the run: %s (peak %.0f; --json has every second)\n", formatSamples(report.RSSSamplesMiB), slices.Max(append([]float64{0}, report.RSSSamplesMiB...)))
 	return 0
 }
 
