@@ -40,6 +40,7 @@ type serveConfig struct {
 	summarizer  string
 	model       modelFlags
 	metricsAddr string
+	memoryLimit string
 	log         logFlags
 	ready       chan<- serveInfo // tests: told the addresses once serving
 	// wrapSummarizer, when set, wraps the configured summarizer (bench adds
@@ -82,6 +83,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.summarizer, "summarizer", "offline", "summarizer: offline (no model) or openai (any OpenAI-compatible endpoint)")
 	c.model.register(fs)
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9090", "address of /metrics, /healthz and /readyz (\"none\" to disable)")
+	fs.StringVar(&c.memoryLimit, "memory-limit", "", "soft limit of the process's memory, e.g. 512MiB, or none (default GOMEMLIMIT, else 90% of the container's limit)")
 	c.log.register(fs)
 }
 
@@ -93,6 +95,14 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		return code
 	}
 	log := cfg.log.logger(io.err)
+	limit, source, err := applyMemoryLimit(cfg.memoryLimit)
+	if err != nil {
+		fmt.Fprintln(io.err, "processor serve:", err)
+		return 2
+	}
+	if limit > 0 {
+		log.Info("memory limit", "bytes", limit, "from", source)
+	}
 	if err := serve(ctx, cfg, log); err != nil {
 		log.Error("cairn stopped", "error", err)
 		return 1
