@@ -18,6 +18,7 @@ import (
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanegen"
+	"github.com/cairnhq/cairn/internal/pause"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -188,7 +189,7 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 		})
 	}()
 	for i := range ids {
-		if c.rate > 0 && !waitFor(ctx, time.Until(start.Add(time.Duration(float64(i)/c.rate*float64(time.Second))))) {
+		if c.rate > 0 && !pause.For(ctx, time.Until(start.Add(time.Duration(float64(i)/c.rate*float64(time.Second))))) {
 			return report, ctx.Err()
 		}
 		b := body(i)
@@ -209,22 +210,6 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	report.P50ms, report.P99ms = float64(report.P50.Microseconds())/1000, float64(report.P99.Microseconds())/1000
 	report.RSSSamplesMiB = rss.stop()
 	return report, nil
-}
-
-// waitFor waits d (nothing when d ≤ 0) or until ctx ends; it reports
-// whether ctx is still live.
-func waitFor(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 func percentile(sorted []time.Duration, q float64) time.Duration {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnhq/cairn/internal/pause"
 	"github.com/cairnhq/cairn/internal/slots"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -36,7 +37,7 @@ func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup)
 			if err != nil {
 				failures++
 				p.log.Warn("consumer: cannot create the durable consumer; retrying", "err", err)
-				waitFor(ctx, retryDelay(failures))
+				pause.For(ctx, retryDelay(failures))
 				continue
 			}
 			cons = c
@@ -53,7 +54,7 @@ func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup)
 			p.log.Warn("consumer: pull request failed", "err", err)
 			failures++
 			broken.Store(true)
-			waitFor(ctx, retryDelay(failures))
+			pause.For(ctx, retryDelay(failures))
 			continue
 		}
 		fetches.Add(1)
@@ -65,7 +66,7 @@ func (p *Processor) pull(ctx, workCtx context.Context, inflight *sync.WaitGroup)
 			if err := batch.Error(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				p.log.Warn("consumer: pull failed; re-creating the consumer", "err", err)
 				broken.Store(true)
-				waitFor(ctx, retryDelay(2))
+				pause.For(ctx, retryDelay(2))
 			}
 		}()
 		failures = 0
@@ -98,16 +99,4 @@ func (p *Processor) dispatch(workCtx context.Context, batch jetstream.MessageBat
 func retryDelay(failures int) time.Duration {
 	d := minPullRetry << min(failures, 10)
 	return min(d, maxPullRetry)
-}
-
-// waitFor waits d or until ctx ends; it reports whether ctx is still live.
-func waitFor(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/pause"
 	"github.com/cairnhq/cairn/internal/slots"
 	"github.com/cairnhq/cairn/internal/telemetry"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -190,7 +191,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		failures++
 		w.log.Warn("harvest: pull failed; retrying", "err", err, "failures", failures)
-		if !sleep(ctx, pullRetryDelay(failures)) {
+		if !pause.For(ctx, pullRetryDelay(failures)) {
 			return nil
 		}
 		if c, err := w.js.CreateOrUpdateConsumer(ctx, topology.StreamHarvest, w.ConsumerConfig()); err == nil {
@@ -232,18 +233,6 @@ func isPullTimeout(err error) bool {
 func pullRetryDelay(failures int) time.Duration {
 	d := 50 * time.Millisecond << min(failures, 7)
 	return min(d, 5*time.Second)
-}
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // handle runs one delivery of a job and settles it exactly once.
@@ -316,7 +305,7 @@ func (w *Worker) giveUp(ctx context.Context, msg jetstream.Msg, job Job, cause e
 	}
 	var err error
 	for attempt := range 3 {
-		if attempt > 0 && !sleep(ctx, time.Duration(attempt)*200*time.Millisecond) {
+		if attempt > 0 && !pause.For(ctx, time.Duration(attempt)*200*time.Millisecond) {
 			break
 		}
 		if err = w.publish(ctx, msg, ev.EventID, ev.Kind, topology.SubjectMemoryFailed, ev); err == nil {

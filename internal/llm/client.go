@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/pause"
 )
 
 // defaultSchemaName names the response schema when Request.SchemaName is empty.
@@ -140,7 +141,7 @@ func (c *Client) Complete(ctx context.Context, r Request) (Reply, error) {
 		if err := c.checkWait(ctx, r, wait, f, reply); err != nil {
 			return reply, err
 		}
-		if !sleep(ctx, wait) {
+		if !pause.For(ctx, wait) {
 			return reply, contextError(ctx, r, reply)
 		}
 	}
@@ -198,21 +199,6 @@ func (c *Client) checkWait(ctx context.Context, r Request, wait time.Duration, f
 		return unavailable("provider retry would pass the call deadline", f, reply)
 	}
 	return nil
-}
-
-// sleep waits d or until ctx ends, reporting whether the wait completed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // attempt makes one HTTP request and folds its usage into reply.

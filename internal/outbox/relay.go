@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cairnhq/cairn/internal/pause"
 )
 
 // RelayConfig bounds the relay's work.
@@ -125,7 +127,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		w, err := r.kv.WatchAll(ctx)
 		if err != nil {
 			r.log.Warn("outbox: watch failed; retrying", "err", err)
-			if !waitFor(ctx, r.cfg.RetryInterval) {
+			if !pause.For(ctx, r.cfg.RetryInterval) {
 				break
 			}
 			continue
@@ -650,16 +652,4 @@ func withoutRecords(value []byte, published map[string]bool) ([]byte, bool, erro
 	obj[Field] = raw
 	out, err := json.Marshal(obj)
 	return out, true, err
-}
-
-// waitFor waits d or until ctx ends; it reports whether ctx is still live.
-func waitFor(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
