@@ -29,9 +29,14 @@ func limitedClient(base *http.Client, limit int64, idle int) *http.Client {
 // settings (proxy from the environment, dial and TLS timeouts, HTTP/2) with
 // idle connections kept for up to idle calls at once. The default transport
 // keeps two per host, so a processor with dozens of workers would close and
-// reopen connections on every model call.
+// reopen connections on every model call. A program that replaced
+// http.DefaultTransport with a RoundTripper of its own keeps it as it is.
 func pooledClient(idle int) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return &http.Client{Transport: http.DefaultTransport}
+	}
+	t := base.Clone()
 	t.MaxIdleConnsPerHost = idle
 	t.MaxIdleConns = max(t.MaxIdleConns, idle)
 	return &http.Client{Transport: t}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -72,5 +73,31 @@ func TestCompleteReusesConnectionsAcrossConcurrentCalls(t *testing.T) {
 	}
 	if got := f.Conns(); got > calls {
 		t.Fatalf("%d waves of %d concurrent calls opened %d connections, want at most %d", waves, calls, got, calls)
+	}
+}
+
+// roundTripperFunc lets a function serve as an http.RoundTripper.
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A program that replaced http.DefaultTransport (with tracing, say) keeps
+// it: the client neither panics nor bypasses it.
+func TestPooledClientKeepsAReplacedDefaultTransport(t *testing.T) {
+	saved := http.DefaultTransport
+	t.Cleanup(func() { http.DefaultTransport = saved })
+	used := false
+	http.DefaultTransport = roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		used = true
+		return saved.RoundTrip(r)
+	})
+	f := testenv.OpenAI(t)
+	f.Script(testenv.ReplyJSON(map[string]any{"answer": 42}, testenv.Usage{PromptTokens: 1, CompletionTokens: 1}))
+	c := newTestClient(t, f, nil)
+	if _, err := c.Complete(context.Background(), jsonRequest()); err != nil {
+		t.Fatal(err)
+	}
+	if !used {
+		t.Fatal("the replaced default transport was bypassed")
 	}
 }
