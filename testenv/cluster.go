@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +36,27 @@ func Cluster(t testing.TB, n int, o Options) *ClusterEnv {
 	if n < 1 {
 		t.Fatalf("testenv: cluster needs at least one node, got %d", n)
 	}
+	var errs []error
+	for range clusterStartAttempts {
+		c, err := startCluster(t, n, o)
+		if err == nil {
+			c.waitReady(t)
+			return c
+		}
+		errs = append(errs, err)
+	}
+	t.Fatalf("testenv: cluster did not start: %v", errors.Join(errs...))
+	return nil
+}
+
+// clusterStartAttempts bounds the retries of a cluster whose reserved route
+// port was taken by another process between reservation and use.
+const clusterStartAttempts = 3
+
+// startCluster starts n nodes routed to each other on freshly reserved ports.
+// If a node cannot start, the nodes already running are stopped again.
+func startCluster(t testing.TB, n int, o Options) (*ClusterEnv, error) {
+	t.Helper()
 	ports := freePorts(t, n)
 	routes := make([]string, n)
 	for i, p := range ports {
@@ -49,16 +72,28 @@ func Cluster(t testing.TB, n int, o Options) *ClusterEnv {
 		base.Cluster = server.ClusterOpts{Name: "cairn-test", Host: "127.0.0.1", Port: ports[i]}
 		base.Routes = server.RoutesFromStr(strings.Join(routes, ","))
 		s := &Server{t: t, opts: o, base: base}
+		if err := s.launch(t); err != nil {
+			c.shutdown()
+			return nil, fmt.Errorf("node %d: %w", i+1, err)
+		}
 		t.Cleanup(s.Shutdown)
-		s.start(t)
 		c.nodes = append(c.nodes, s)
 	}
-	c.waitReady(t)
-	return c
+	return c, nil
+}
+
+func (c *ClusterEnv) shutdown() {
+	for _, n := range c.nodes {
+		n.Shutdown()
+	}
 }
 
 // freePorts reserves n distinct loopback ports for route listeners, which
 // must be known before any node starts because each node lists all routes.
+// The ports are drawn from below the kernel's ephemeral range where it can,
+// because a port released there is soon handed to some other process's
+// listener on port 0 or outgoing connection; between release and the node's
+// own listen that would steal it.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	ports := make([]int, 0, n)
@@ -68,8 +103,9 @@ func freePorts(t testing.TB, n int) []int {
 			_ = l.Close()
 		}
 	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	low := ephemeralLow()
+	for len(ports) < n {
+		l, err := listenOutsideEphemeral(low)
 		if err != nil {
 			t.Fatalf("testenv: reserve port: %v", err)
 		}
@@ -77,6 +113,51 @@ func freePorts(t testing.TB, n int) []int {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports
+}
+
+// FreeAddr returns a loopback address, 127.0.0.1:<port>, that no one listens
+// on right now, for a process under test to listen on next. The port comes
+// from outside the kernel's ephemeral range, like the cluster's route ports,
+// so it is unlikely to be taken before the process gets to it.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	return "127.0.0.1:" + strconv.Itoa(freePorts(t, 1)[0])
+}
+
+// Ports below ephemeralFloor are left alone: well-known services live there.
+const ephemeralFloor = 10000
+
+// listenOutsideEphemeral listens on a random free loopback port in
+// [ephemeralFloor, low), falling back to a kernel-chosen port when that range
+// is too small or every try is taken.
+func listenOutsideEphemeral(low int) (net.Listener, error) {
+	if low-ephemeralFloor >= 1000 {
+		for range 50 {
+			port := ephemeralFloor + rand.IntN(low-ephemeralFloor)
+			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+				return l, nil
+			}
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range, or 0 when
+// it cannot be read (not Linux), which disables the outside-range choice.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return 0
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 0
+	}
+	return low
 }
 
 // waitReady polls until a meta leader is elected and the JetStream API answers.

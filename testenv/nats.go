@@ -98,11 +98,19 @@ func baseOptions(t testing.TB, o Options) (*server.Options, error) {
 // After the first start the chosen port is pinned so restarts reuse it.
 func (s *Server) start(t testing.TB) {
 	t.Helper()
+	if err := s.launch(t); err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+}
+
+// launch is start that reports failure instead of ending the test, so a
+// cluster can retry on other ports when one it reserved was taken meanwhile.
+func (s *Server) launch(t testing.TB) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	srv, err := server.NewServer(s.base.Clone())
 	if err != nil {
-		t.Fatalf("testenv: new nats server: %v", err)
+		return fmt.Errorf("new nats server: %w", err)
 	}
 	if s.opts.debug() {
 		srv.SetLogger(&testLogger{t: t}, true, false)
@@ -110,12 +118,15 @@ func (s *Server) start(t testing.TB) {
 	go srv.Start()
 	if !srv.ReadyForConnections(readyTimeout) {
 		srv.Shutdown()
-		t.Fatalf("testenv: nats server not ready after %s", readyTimeout)
+		srv.WaitForShutdown()
+		return fmt.Errorf("nats server not ready after %s (client port %d, route port %d)",
+			readyTimeout, s.base.Port, s.base.Cluster.Port)
 	}
 	if addr, ok := srv.Addr().(*net.TCPAddr); ok {
 		s.base.Port = addr.Port
 	}
 	s.srv = srv
+	return nil
 }
 
 // URL is the server's client URL, nats://127.0.0.1:<port>. It stays the same

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -44,17 +43,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freeAddr returns a loopback address no one listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // service is a running `processor serve`.
 type service struct {
 	cmd     *exec.Cmd
@@ -66,7 +54,7 @@ type service struct {
 // startServe runs `processor serve` with args and waits until it is ready.
 func startServe(t *testing.T, args ...string) *service {
 	t.Helper()
-	s := &service{metrics: freeAddr(t), logs: &bytes.Buffer{}, done: make(chan error, 1)}
+	s := &service{metrics: testenv.FreeAddr(t), logs: &bytes.Buffer{}, done: make(chan error, 1)}
 	args = append([]string{"serve", "--metrics-addr", s.metrics, "--log-format", "json"}, args...)
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
@@ -145,7 +133,7 @@ func validate(t *testing.T, file, doc string) {
 // request, replay, metrics, audit (clean, then after tampering), and a
 // graceful SIGTERM.
 func TestServeAsAUserWould(t *testing.T) {
-	natsAddr := freeAddr(t)
+	natsAddr := testenv.FreeAddr(t)
 	svc := startServe(t, "--data-dir", t.TempDir(), "--nats-listen", natsAddr, "--memory-dir", t.TempDir())
 	url := "nats://" + natsAddr
 	example := filepath.Join("..", "..", "examples", "coding-agent-lane.json")
@@ -325,7 +313,7 @@ func TestBenchReportsEveryRequest(t *testing.T) {
 // processor identity serves, a producer gets its request activated, and an
 // auditor verifies the history; each with its own least-privilege user.
 func TestServeWithRepositoryConfig(t *testing.T) {
-	natsAddr := freeAddr(t)
+	natsAddr := testenv.FreeAddr(t)
 	t.Setenv("CAIRN_NATS_PASSWORD", "processor-dev-password")
 	startServe(t, "--nats-config", filepath.Join("..", "..", "nats.conf"), "--nats-user", "processor",
 		"--data-dir", t.TempDir(), "--nats-listen", natsAddr)

@@ -3,7 +3,6 @@ package llm
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -379,12 +378,7 @@ func TestCompleteRetriesAHungAttempt(t *testing.T) {
 }
 
 func TestCompleteRetriesNetworkErrors(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close() // nothing listens there now: every attempt is refused
+	addr := testenv.FreeAddr(t) // nothing listens there: every attempt is refused
 	cfg := DefaultConfig()
 	cfg.BaseURL = "http://" + addr + "/v1/"
 	cfg.Model = "m"
