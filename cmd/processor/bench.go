@@ -32,6 +32,7 @@ type benchConfig struct {
 	requests     int
 	events       int
 	workers      int
+	commits      int
 	modelLatency time.Duration
 	spread       time.Duration
 	rate         float64
@@ -64,6 +65,7 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	fs.IntVar(&c.requests, "requests", 300, "requests to publish, one lane each")
 	fs.IntVar(&c.events, "events", 200, "events per generated lane")
 	fs.IntVar(&c.workers, "workers", 8, "processor workers")
+	fs.IntVar(&c.commits, "commit-concurrency", 0, "requests committing at once (as serve's flag; default two per CPU, at most --workers)")
 	fs.DurationVar(&c.modelLatency, "model-latency", 0, "add this latency to every summarizer call (a stand-in for a model)")
 	fs.DurationVar(&c.spread, "model-latency-spread", 0, "vary --model-latency from call to call over this range around it (mean unchanged), as real models do")
 	fs.Float64Var(&c.rate, "rate", 0, "publish this many requests per second, each generated as it is sent (a sustained run, for memory over time); 0 publishes all at once")
@@ -72,8 +74,8 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	if ok, code := parseFlags(fs, args, nil); !ok {
 		return code
 	}
-	if c.requests < 1 || c.events < 8 || c.workers < 1 || c.rate < 0 {
-		fmt.Fprintln(io.err, "processor bench: --requests ≥ 1, --events ≥ 8, --workers ≥ 1 and --rate ≥ 0")
+	if c.requests < 1 || c.events < 8 || c.workers < 1 || c.rate < 0 || c.commits < 0 || c.commits > c.workers {
+		fmt.Fprintln(io.err, "processor bench: --requests ≥ 1, --events ≥ 8, --workers ≥ 1, --rate ≥ 0 and 0 ≤ --commit-concurrency ≤ --workers")
 		return 2
 	}
 	ctx, cancel := withTimeout(ctx, c.timeout)
@@ -136,6 +138,7 @@ func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport,
 	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
 	cfg := demoConfig(dir, ready)
 	cfg.processor.Workers = c.workers
+	cfg.processor.CommitConcurrency = c.commits
 	cfg.wrapSummarizer = func(s engine.Summarizer) engine.Summarizer {
 		return &delayed{Summarizer: s, latency: c.modelLatency, spread: c.spread}
 	}

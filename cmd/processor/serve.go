@@ -67,6 +67,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	c.processor = consumer.DefaultConfig()
 	fs.IntVar(&c.processor.Workers, "workers", c.processor.Workers, "requests this process works on at once")
 	fs.IntVar(&c.processor.MaxAckPending, "max-ack-pending", 0, "requests in flight across all replicas sharing the consumer (default --workers; with several replicas, the sum of their --workers)")
+	fs.IntVar(&c.processor.CommitConcurrency, "commit-concurrency", 0, "requests committing at once after their model call, first come first served (default two per CPU, at most --workers)")
 	fs.DurationVar(&c.processor.AckWait, "ack-wait", c.processor.AckWait, "time before an unacknowledged request is redelivered; InProgress is sent every third of it")
 	fs.IntVar(&c.processor.MaxDeliver, "max-deliver", c.processor.MaxDeliver, "deliveries of one request before it fails with provider_unavailable")
 	fs.StringVar(&c.processor.OnUncertain, "on-uncertain", c.processor.OnUncertain, "when an earlier model call may still run: retry (after its deadline) or fail (provider_attempt_uncertain)")

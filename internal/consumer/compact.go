@@ -32,8 +32,16 @@ var crashSteps = []string{stepSummaryRequested, stepLedgerStored, stepCheckpoint
 // compact is the innermost handler: it runs one request to its outcome.
 // A request whose checkpoint is already stored resumes at activation and
 // never calls the model again.
+//
+// Everything after the engine's last model call runs in a commit slot
+// (commitgate.go), so that requests whose model calls return together do
+// not all finish together.
 func (p *Processor) compact(ctx context.Context, d *delivery) error {
+	defer p.leaveCommit(d)
 	if d.entry.State == ledger.Stored {
+		if err := p.enterCommit(ctx, d); err != nil {
+			return err
+		}
 		return p.commitStored(ctx, d)
 	}
 	req := d.req
@@ -75,6 +83,9 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 			// The calls returned: a redelivery need not wait for them.
 			_ = p.updateEntry(ctx, d, func(e *ledger.Entry) { closeAttempt(e, rs.usageJSON()) })
 		}
+		return err
+	}
+	if err := p.enterCommit(ctx, d); err != nil { // a no-op after a model call
 		return err
 	}
 	if res.Status == StatusSkipped {

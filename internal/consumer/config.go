@@ -34,6 +34,11 @@ type Config struct {
 	// should all set the sum of their workers, or they share one replica's
 	// worth of slots (each replica's start sets the consumer's value).
 	MaxAckPending int
+	// CommitConcurrency bounds how many requests commit at once (check the
+	// model's output, store the checkpoint, move the head, publish), admitted
+	// in the order their engine runs finished: 0 means two per CPU, at most
+	// Workers; else 1..Workers. Model calls are never bounded by it.
+	CommitConcurrency int
 	// AckWait is how long the server waits for a settle before redelivering
 	// (1s..1h). While a request works, InProgress is sent every AckWait/3.
 	AckWait time.Duration
@@ -93,6 +98,14 @@ func DefaultConfig() Config {
 	}
 }
 
+// commitConcurrency is CommitConcurrency with its default applied.
+func (c Config) commitConcurrency() int {
+	if c.CommitConcurrency == 0 {
+		return defaultCommits(c.Workers)
+	}
+	return c.CommitConcurrency
+}
+
 // Validate reports the first field out of bounds.
 func (c Config) Validate() error {
 	bad := func(field, bounds string, v any) error {
@@ -103,6 +116,8 @@ func (c Config) Validate() error {
 		return bad("Workers", "1..256", c.Workers)
 	case c.MaxAckPending != 0 && (c.MaxAckPending < c.Workers || c.MaxAckPending > maxAckPendingLimit):
 		return bad("MaxAckPending", fmt.Sprintf("0 or %d..%d", c.Workers, maxAckPendingLimit), c.MaxAckPending)
+	case c.CommitConcurrency < 0 || c.CommitConcurrency > c.Workers:
+		return bad("CommitConcurrency", fmt.Sprintf("0..%d (Workers)", c.Workers), c.CommitConcurrency)
 	case c.AckWait < time.Second || c.AckWait > time.Hour:
 		return bad("AckWait", "1s..1h", c.AckWait)
 	case c.MaxDeliver < 2 || c.MaxDeliver > 100:

@@ -33,6 +33,9 @@ type delivery struct {
 	head      *lanes.Head
 	headRev   uint64
 	headKnown bool
+
+	// committing is set while the request holds a commit slot (commitgate.go).
+	committing bool
 }
 
 // takeHead returns the head read before compaction, once; known is false

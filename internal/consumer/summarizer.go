@@ -14,7 +14,8 @@ import (
 // deadline) to the ledger before the first model call of an attempt, so
 // that a redelivery after a crash knows a call may have been made and paid
 // for. Later calls of the same attempt run under the same record and the
-// same deadline. It also accumulates the attempt's reported usage.
+// same deadline. It also accumulates the attempt's reported usage, and takes
+// the request's commit slot as each call returns.
 type recordingSummarizer struct {
 	p     *Processor
 	d     *delivery
@@ -35,9 +36,15 @@ func (s *recordingSummarizer) Summarize(ctx context.Context, payload engine.Payl
 		return engine.Summary{}, err
 	}
 	deadline := s.deadline()
-	ctx, cancel := context.WithDeadline(ctx, deadline)
+	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	sum, err := s.inner.Summarize(ctx, payload)
+	// The engine's work after the call is part of the commit: it waits its
+	// turn from the moment the model answers. The slot is never held across
+	// a model call. (If ctx ends while waiting, compact's own enterCommit
+	// reports it.)
+	s.p.leaveCommit(s.d)
+	sum, err := s.inner.Summarize(callCtx, payload)
+	_ = s.p.enterCommit(ctx, s.d)
 	s.mu.Lock()
 	s.calls++
 	if sum.Usage != nil {
