@@ -9,7 +9,7 @@ type Metrics interface {
 	// Request counts a settled request by outcome status (activated,
 	// skipped, failed, duplicate) and, for failed, its code.
 	Request(status, code string)
-	// Stage records the duration of a stage (load, engine, activate).
+	// Stage records the duration of a stage (load, engine, commit_wait, activate).
 	Stage(stage string, d time.Duration)
 	// Tokens records an activated compaction's token counts.
 	Tokens(before, after int64)

@@ -40,7 +40,7 @@ func NewMetrics() *Metrics {
 			Name: "cairn_requests_total", Help: "Compaction requests finished, by outcome status (activated, skipped, failed, duplicate) and error code.",
 		}, []string{"status", "code"}),
 		stageSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "cairn_stage_duration_seconds", Help: "Time spent in each stage of handling a request (decode, load, engine, store, activate).", Buckets: durations,
+			Name: "cairn_stage_duration_seconds", Help: "Time spent in each stage of handling a request (decode, load, engine, commit_wait, activate).", Buckets: durations,
 		}, []string{"stage"}),
 		modelSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "cairn_model_call_duration_seconds", Help: "Duration of summarizer and extractor calls, by component and result.", Buckets: durations,
