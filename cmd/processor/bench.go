@@ -54,9 +54,12 @@ type benchReport struct {
 	LatencySpread time.Duration  `json:"model_latency_spread_ns,omitempty"`
 	Elapsed       time.Duration  `json:"elapsed_ns"`
 	PerSecond     float64        `json:"requests_per_second"`
-	P50, P99      time.Duration  `json:"-"`
-	P50ms, P99ms  float64
-	RSSSamplesMiB []float64 `json:"rss_mib"`
+	// SteadyPerSecond leaves out the first and last tenth of completions
+	// (ramp-up and tail): the rate while every worker is busy.
+	SteadyPerSecond float64       `json:"steady_requests_per_second"`
+	P50, P99        time.Duration `json:"-"`
+	P50ms, P99ms    float64
+	RSSSamplesMiB   []float64 `json:"rss_mib"`
 }
 
 func runBench(ctx context.Context, args []string, io stdio) int {
@@ -93,14 +96,15 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 		spread = fmt.Sprintf(" ± %s", report.LatencySpread/2)
 	}
 	fmt.Fprintf(io.out, "%d requests (%d events each), %d workers, model latency %s%s\n", report.Requests, c.events, report.Workers, report.ModelLatency, spread)
-	fmt.Fprintf(io.out, "  activated %d, skipped %d, failed %d in %s: %.1f requests/s\n", report.Activated, report.Skipped, report.Failed, report.Elapsed.Round(time.Millisecond), report.PerSecond)
+	fmt.Fprintf(io.out, "  activated %d, skipped %d, failed %d in %s: %.1f requests/s (steady, 10th to 90th percentile of completions: %.1f)\n",
+		report.Activated, report.Skipped, report.Failed, report.Elapsed.Round(time.Millisecond), report.PerSecond, report.SteadyPerSecond)
 	if len(report.Outcomes) > 0 {
 		fmt.Fprintf(io.out, "  not activated: %s\n", formatOutcomes(report.Outcomes))
 	}
 	fmt.Fprintf(io.out, "  publish → activated latency: p50 %.1f ms, p99 %.1f ms\n", report.P50ms, report.P99ms)
 	if c.modelLatency > 0 {
 		ideal := float64(c.workers) / c.modelLatency.Seconds()
-		fmt.Fprintf(io.out, "  %.2f of the no-head-of-line-blocking ideal (workers / latency = %.1f/s)\n", report.PerSecond/ideal, ideal)
+		fmt.Fprintf(io.out, "  %.2f of the no-head-of-line-blocking ideal (workers / latency = %.1f/s); steady %.2f\n", report.PerSecond/ideal, ideal, report.SteadyPerSecond/ideal)
 	}
 	if c.rate > 0 {
 		fmt.Fprintf(io.out, "  published at %.1f requests/s\n", c.rate)
@@ -166,6 +170,7 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	var mu sync.Mutex
 	published := make(map[string]time.Time, len(ids))
 	latencies := make([]time.Duration, 0, len(ids))
+	ended := make([]time.Time, 0, len(ids))
 	report := benchReport{Requests: len(ids), Workers: c.workers, ModelLatency: c.modelLatency, LatencySpread: c.spread, Rate: c.rate}
 	rss := newRSSSampler()
 	defer rss.stop()
@@ -183,7 +188,9 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 				return nil
 			}
 			delete(published, ev.RequestID())
-			latencies = append(latencies, time.Since(t0))
+			now := time.Now()
+			latencies = append(latencies, now.Sub(t0))
+			ended = append(ended, now)
 			report.count(ev)
 			if len(latencies) == len(ids) {
 				return errStop
@@ -208,11 +215,22 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	}
 	report.Elapsed = time.Since(start)
 	report.PerSecond = float64(len(ids)) / report.Elapsed.Seconds()
+	report.SteadyPerSecond = steadyRate(ended, report.PerSecond)
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	report.P50, report.P99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
 	report.P50ms, report.P99ms = float64(report.P50.Microseconds())/1000, float64(report.P99.Microseconds())/1000
 	report.RSSSamplesMiB = rss.stop()
 	return report, nil
+}
+
+// steadyRate is the completion rate between the 10th and the 90th
+// percentile of completion times, or whole when there are too few.
+func steadyRate(ended []time.Time, whole float64) float64 {
+	lo, hi := len(ended)/10, len(ended)*9/10
+	if hi-lo < 10 || !ended[hi].After(ended[lo]) {
+		return whole
+	}
+	return float64(hi-lo) / ended[hi].Sub(ended[lo]).Seconds()
 }
 
 func percentile(sorted []time.Duration, q float64) time.Duration {

@@ -42,3 +42,21 @@ func TestDelayedSpreadKeepsTheMean(t *testing.T) {
 		t.Fatalf("without spread: %s", fixed)
 	}
 }
+
+// The steady rate leaves out the first and last tenth of completions.
+func TestSteadyRateLeavesOutRampAndTail(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	ended := make([]time.Time, 100)
+	for i := range ended {
+		ended[i] = t0.Add(time.Duration(i) * 10 * time.Millisecond) // 100/s
+	}
+	for i := 91; i < 100; i++ { // a slow tail
+		ended[i] = ended[i].Add(time.Duration(i-90) * time.Second)
+	}
+	if got := steadyRate(ended, 1); got < 99.9 || got > 100.1 {
+		t.Fatalf("steady rate %.2f/s, want 100/s", got)
+	}
+	if got := steadyRate(ended[:5], 7); got != 7 {
+		t.Fatalf("too few completions: %.2f, want the whole-run rate", got)
+	}
+}

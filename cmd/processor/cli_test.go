@@ -294,13 +294,14 @@ func TestBenchReportsEveryRequest(t *testing.T) {
 		var r struct {
 			Requests, Activated, Failed int
 			PerSecond                   float64   `json:"requests_per_second"`
+			Steady                      float64   `json:"steady_requests_per_second"`
 			Rate                        float64   `json:"publish_rate"`
 			RSS                         []float64 `json:"rss_mib"`
 		}
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("%v: %v: %s", extra, err, out)
 		}
-		if r.Requests != 6 || r.Activated != 6 || r.Failed != 0 || r.PerSecond <= 0 || len(r.RSS) == 0 {
+		if r.Requests != 6 || r.Activated != 6 || r.Failed != 0 || r.PerSecond <= 0 || r.Steady <= 0 || len(r.RSS) == 0 {
 			t.Fatalf("%v: report %+v", extra, r)
 		}
 		if wantRate := extra[0] == "--rate"; wantRate != (r.Rate == 100) {
