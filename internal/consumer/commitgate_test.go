@@ -93,6 +93,8 @@ func TestCommitsAreBoundedAndModelCallsAreNot(t *testing.T) {
 			e := singleEnv(t)
 			cfg := testConfig()
 			cfg.Workers, cfg.CommitConcurrency = 4, commits
+			cfg.AttemptTimeout = waitLong // the barrier waits for the slowest of the four
+			cfg.AckWait = waitLong
 			probe := &commitProbe{calls: 4}
 			model := &barrierSummarizer{n: 4}
 			r := e.start(t, cfg, probe, model)
