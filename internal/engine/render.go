@@ -63,7 +63,7 @@ type canonicalRenderer struct{}
 var _ Renderer = canonicalRenderer{}
 
 func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
-	b := make([]byte, 0, 64+len(events)*512)
+	b := make([]byte, 0, renderedSizeHint(events))
 	b = append(b, `{"events":[`...)
 	var err error
 	for i := range events {
@@ -79,6 +79,23 @@ func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Re
 		return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
 	}
 	return Rendered{Bytes: append(b, '}')}, nil
+}
+
+// renderedSizeHint guesses the canonical rendering's size from the events'
+// contents, which are most of it, so that the buffer is allocated once
+// instead of doubled through every size on the way (for a 40 KB rendering,
+// 80 KB of copies). The semantic and unusually large tool or provenance
+// values may still make it grow once.
+func renderedSizeHint(events []InputEvent) int {
+	const perEvent = 512 // the view's keys, ids, hashes and provenance
+	n := 4096            // the semantic
+	for i := range events {
+		n += perEvent + len(events[i].EventID)
+		if c := events[i].Content; c != nil {
+			n += len(*c) + len(*c)/16 // a little escaping
+		}
+	}
+	return n
 }
 
 // openAIChatRenderer renders an OpenAI chat "messages" array: the checkpoint
