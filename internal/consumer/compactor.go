@@ -15,7 +15,9 @@ import (
 type Compactor interface {
 	// Compact decodes and validates in.Body (Request v1, wire.md) with the
 	// lane state of in applied, compacts it with s, and returns the result.
-	// Errors are *errcode.Error for anything the request caused.
+	// Errors are *errcode.Error for anything the request caused. Calls to
+	// s must not overlap (the engine makes them one after another): each
+	// hands the request's commit slot back for its duration.
 	Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error)
 }
 
