@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/pause"
@@ -49,6 +50,7 @@ type benchReport struct {
 	// error code ("skipped:<reason>", "failed:<code>").
 	Outcomes      map[string]int `json:"outcomes,omitempty"`
 	Workers       int            `json:"workers"`
+	Commits       int            `json:"commit_concurrency"`
 	Rate          float64        `json:"publish_rate,omitempty"`
 	ModelLatency  time.Duration  `json:"model_latency_ns"`
 	LatencySpread time.Duration  `json:"model_latency_spread_ns,omitempty"`
@@ -95,7 +97,8 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	if report.LatencySpread > 0 {
 		spread = fmt.Sprintf(" ± %s", report.LatencySpread/2)
 	}
-	fmt.Fprintf(io.out, "%d requests (%d events each), %d workers, model latency %s%s\n", report.Requests, c.events, report.Workers, report.ModelLatency, spread)
+	fmt.Fprintf(io.out, "%d requests (%d events each), %d workers (%d committing at once), model latency %s%s\n",
+		report.Requests, c.events, report.Workers, report.Commits, report.ModelLatency, spread)
 	fmt.Fprintf(io.out, "  activated %d, skipped %d, failed %d in %s: %.1f requests/s (steady, 10th to 90th percentile of completions: %.1f)\n",
 		report.Activated, report.Skipped, report.Failed, report.Elapsed.Round(time.Millisecond), report.PerSecond, report.SteadyPerSecond)
 	if len(report.Outcomes) > 0 {
@@ -171,7 +174,8 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	published := make(map[string]time.Time, len(ids))
 	latencies := make([]time.Duration, 0, len(ids))
 	ended := make([]time.Time, 0, len(ids))
-	report := benchReport{Requests: len(ids), Workers: c.workers, ModelLatency: c.modelLatency, LatencySpread: c.spread, Rate: c.rate}
+	report := benchReport{Requests: len(ids), Workers: c.workers, ModelLatency: c.modelLatency, LatencySpread: c.spread, Rate: c.rate,
+		Commits: consumer.Config{Workers: c.workers, CommitConcurrency: c.commits}.EffectiveCommitConcurrency()}
 	rss := newRSSSampler()
 	defer rss.stop()
 

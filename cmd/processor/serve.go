@@ -185,7 +185,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}()
 		metricsAddr = srv.Addr()
 	}
-	log.Info("cairn serving", "nats", url, "summarizer", cfg.summarizer, "workers", cfg.processor.Workers, "metrics", metricsAddr)
+	log.Info("cairn serving", "nats", url, "summarizer", cfg.summarizer, "workers", cfg.processor.Workers, "commit_concurrency", cfg.processor.EffectiveCommitConcurrency(), "metrics", metricsAddr)
 	if cfg.ready != nil {
 		cfg.ready <- serveInfo{NATSURL: url, MetricsAddr: metricsAddr}
 	}

@@ -79,7 +79,7 @@ func TestCommitConcurrencyBounds(t *testing.T) {
 		}
 	}
 	cfg := testConfig()
-	if got := cfg.commitConcurrency(); got < 1 || got > cfg.Workers {
+	if got := cfg.EffectiveCommitConcurrency(); got < 1 || got > cfg.Workers {
 		t.Fatalf("default commit concurrency %d, want 1..%d", got, cfg.Workers)
 	}
 }

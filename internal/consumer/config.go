@@ -98,8 +98,8 @@ func DefaultConfig() Config {
 	}
 }
 
-// commitConcurrency is CommitConcurrency with its default applied.
-func (c Config) commitConcurrency() int {
+// EffectiveCommitConcurrency is CommitConcurrency with its default applied.
+func (c Config) EffectiveCommitConcurrency() int {
 	if c.CommitConcurrency == 0 {
 		return defaultCommits(c.Workers)
 	}

@@ -86,7 +86,7 @@ func New(cfg Config, d Deps) (*Processor, error) {
 		lanes: lanes.New(d.Stores.Heads, d.Stores.Checkpoints), ledger: ledger.New(d.Stores.Ledger),
 		relay: relay, compactor: d.Compactor, summarizer: d.Summarizer,
 		log: d.Logger, now: d.Now, metrics: d.Metrics, crashed: make(chan struct{}),
-		commits: newCommitGate(cfg.commitConcurrency()),
+		commits: newCommitGate(cfg.EffectiveCommitConcurrency()),
 	}
 	p.handle = p.pipeline()
 	return p, nil
