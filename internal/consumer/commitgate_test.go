@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/pause"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 )
@@ -134,12 +135,8 @@ func (s *barrierSummarizer) Summarize(ctx context.Context, p engine.Payload) (en
 	if s.running.Add(1) >= s.n {
 		s.open.Store(true)
 	}
-	for !s.open.Load() {
-		select {
-		case <-ctx.Done():
-			return engine.Summary{}, ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
+	if err := pollUntil(ctx, s.open.Load); err != nil {
+		return engine.Summary{}, err
 	}
 	return s.inner.Summarize(ctx, p)
 }
@@ -165,17 +162,23 @@ func (c *commitProbe) Compact(ctx context.Context, in Input, s engine.Summarizer
 	defer c.active.Add(-1)
 	for old := c.max.Load(); n > old && !c.max.CompareAndSwap(old, n); old = c.max.Load() {
 	}
-	for {
+	everyOneSeen := func() bool {
 		here, queued := c.active.Load(), int64(c.proc.Load().commits.queued())
-		if here+queued+c.done.Load() >= c.calls {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
+		return here+queued+c.done.Load() >= c.calls
+	}
+	if err := pollUntil(ctx, everyOneSeen); err != nil {
+		return nil, err
 	}
 	c.done.Add(1)
 	return res, nil
+}
+
+// pollUntil checks cond every millisecond until it holds or ctx ends.
+func pollUntil(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		if !pause.For(ctx, time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return nil
 }
