@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 )
 
@@ -141,5 +144,39 @@ func TestEngineCompactorCutEntriesMatchEvents(t *testing.T) {
 	}
 	if !reflect.DeepEqual(res.CutEntries, want) {
 		t.Fatalf("cut entries differ:\n got %+v\nwant %+v", res.CutEntries, want)
+	}
+}
+
+var _ LocalSummarizer = (*offline.Summarizer)(nil)
+
+// A local summarizer's calls leave nothing uncertain, so the ledger goes
+// from started to stored without summary_requested; a remote one's calls
+// are recorded first.
+func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	cases := []struct {
+		name string
+		s    engine.Summarizer
+		want []ledger.State
+	}{
+		{"local", offline.New(offline.DefaultOptions()), []ledger.State{ledger.Started, ledger.Stored, ledger.Activated}},
+		{"remote", &testSummarizer{inner: offline.New(offline.DefaultOptions())},
+			[]ledger.State{ledger.Started, ledger.SummaryRequested, ledger.Stored, ledger.Activated}},
+	}
+	for _, c := range cases {
+		r := e.start(t, testConfig(), nil, c.s)
+		id := "calls-" + c.name
+		e.publish(t, engineBody(t, id, "calls-"+c.name, "", 40, nil), id)
+		if ev := onlyEvent(t, e.awaitOutcome(t, id)); ev.str("kind") != "activated" {
+			t.Fatalf("%s: %v", c.name, ev.Body)
+		}
+		r.stop()
+		if err := r.wait(t); err != nil {
+			t.Fatalf("%s: stop: %v", c.name, err)
+		}
+		if got := e.ledgerStates(t, id); !slices.Equal(got, c.want) {
+			t.Errorf("%s summarizer: ledger states %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -344,6 +344,29 @@ func (e *env) ledgerEntry(t testing.TB, id string) *ledger.Entry {
 	return en
 }
 
+// ledgerStates lists the states a request's ledger entry went through, from
+// the bucket's history.
+func (e *env) ledgerStates(t testing.TB, id string) []ledger.State {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key, err := lanes.IDKey(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, err := e.stores.Ledger.History(ctx, key)
+	if err != nil {
+		t.Fatalf("ledger history: %v", err)
+	}
+	var states []ledger.State
+	for _, h := range history {
+		var en ledger.Entry
+		mustJSON(t, h.Value(), &en)
+		states = append(states, en.State)
+	}
+	return states
+}
+
 // onlyEvent asserts that evs holds exactly one event and returns it.
 func onlyEvent(t testing.TB, evs []event) event {
 	t.Helper()

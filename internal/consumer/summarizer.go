@@ -10,16 +10,34 @@ import (
 	"github.com/cairnhq/cairn/internal/ledger"
 )
 
+// LocalSummarizer is implemented by summarizers that compute in this
+// process and charge nothing (the offline summarizer). A call of theirs that
+// a crash cut short left nothing running and nothing to pay for, so the
+// ledger records no attempt before it (no summary_requested write) and a
+// redelivery simply calls it again.
+type LocalSummarizer interface {
+	engine.Summarizer
+	Local() bool
+}
+
+// isLocal reports whether s declares itself a LocalSummarizer.
+func isLocal(s engine.Summarizer) bool {
+	l, ok := s.(LocalSummarizer)
+	return ok && l.Local()
+}
+
 // recordingSummarizer writes summary_requested (with the attempt's
 // deadline) to the ledger before the first model call of an attempt, so
 // that a redelivery after a crash knows a call may have been made and paid
 // for. Later calls of the same attempt run under the same record and the
 // same deadline. It also accumulates the attempt's reported usage, and takes
-// the request's commit slot as each call returns.
+// the request's commit slot as each call returns. A local summarizer's calls
+// are bounded by the same deadline but not recorded.
 type recordingSummarizer struct {
 	p     *Processor
 	d     *delivery
 	inner engine.Summarizer
+	local bool
 
 	mu     sync.Mutex
 	opened bool
@@ -32,10 +50,10 @@ var _ engine.Summarizer = (*recordingSummarizer)(nil)
 // Summarize records the attempt if needed, then calls the inner summarizer
 // under the attempt's deadline.
 func (s *recordingSummarizer) Summarize(ctx context.Context, payload engine.Payload) (engine.Summary, error) {
-	if err := s.open(ctx); err != nil {
+	deadline, err := s.begin(ctx)
+	if err != nil {
 		return engine.Summary{}, err
 	}
-	deadline := s.deadline()
 	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	// The engine's work after the call is part of the commit: it waits its
@@ -58,6 +76,28 @@ func (s *recordingSummarizer) Summarize(ctx context.Context, payload engine.Payl
 	return sum, err
 }
 
+// begin returns the deadline of a call, opening the attempt first unless
+// the summarizer is local.
+func (s *recordingSummarizer) begin(ctx context.Context) (time.Time, error) {
+	if s.local {
+		return s.attemptDeadline(s.p.now()), nil
+	}
+	if err := s.open(ctx); err != nil {
+		return time.Time{}, err
+	}
+	return s.deadline(), nil
+}
+
+// attemptDeadline bounds an attempt starting at now: AttemptTimeout, or the
+// request's deadline_at when that is sooner.
+func (s *recordingSummarizer) attemptDeadline(now time.Time) time.Time {
+	deadline := now.Add(s.p.cfg.AttemptTimeout)
+	if dl := s.d.req.deadline; !dl.IsZero() && dl.Before(deadline) {
+		deadline = dl
+	}
+	return deadline
+}
+
 func (s *recordingSummarizer) open(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,10 +105,7 @@ func (s *recordingSummarizer) open(ctx context.Context) error {
 		return nil
 	}
 	now := s.p.now()
-	deadline := now.Add(s.p.cfg.AttemptTimeout)
-	if dl := s.d.req.deadline; !dl.IsZero() && dl.Before(deadline) {
-		deadline = dl
-	}
+	deadline := s.attemptDeadline(now)
 	err := s.p.updateEntry(ctx, s.d, func(e *ledger.Entry) {
 		e.State = ledger.SummaryRequested
 		e.AddAttempt(now, deadline)
