@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"math"
 	"strings"
 	"unicode"
@@ -60,9 +59,9 @@ type draft struct {
 	otherCC     []semantic.Sourced // carried critical_context not in Cairn's format
 
 	calls       map[string]call // by call_id, this chunk
-	labels      map[string]string
+	labels      map[labelKey]string
 	cleaned     map[string]string
-	args        map[string]map[string]any
+	args        map[string]callArgs
 	sourceBytes int
 	position    int   // index of the event being read
 	completions []int // positions of assistant events that report completion
@@ -113,9 +112,9 @@ func newDraft(o Options, prev *semantic.Semantic) *draft {
 		artifacts:   newOrdered[semantic.ArtifactRef](),
 		ids:         newTracker(o.MaxIdentifiers),
 		calls:       map[string]call{},
-		labels:      map[string]string{},
+		labels:      map[labelKey]string{},
 		cleaned:     map[string]string{},
-		args:        map[string]map[string]any{},
+		args:        map[string]callArgs{},
 	}
 	if prev != nil {
 		d.carry(prev)
@@ -412,7 +411,7 @@ func toolCalls(tool map[string]any) []toolCall {
 // issue registers a call as awaiting its result and records the command or
 // path it names as an identifier.
 func (d *draft) issue(eventID string, c toolCall) {
-	args := d.argumentMap(c.arguments)
+	args := d.arguments(c.arguments)
 	label := d.label(c.name, args)
 	if c.id != "" {
 		d.calls[c.id] = call{label: label, eventID: eventID}
@@ -420,21 +419,21 @@ func (d *draft) issue(eventID string, c toolCall) {
 	// The label is clean already; an id is only written when it is plain.
 	text := label + suffixAwaiting
 	if plainID(c.id) {
-		text += callIDPrefix + c.id + ")"
+		text = label + suffixAwaiting + callIDPrefix + c.id + ")" // one allocation, not two
 	}
 	d.active.put(label, semantic.ProgressItem{
 		Text:                 clip(text, d.o.MaxTextBytes),
 		SourceEventIDs:       []string{eventID},
 		VerificationEventIDs: []string{},
 	})
-	if cmd := stringArg(args, "command", "cmd"); cmd != "" {
+	if cmd := args.command; cmd != "" {
 		// An explicit command argument is a command whatever its first word.
 		if first, _, _ := strings.Cut(strings.TrimSpace(cmd), "\n"); first != "" && len(first) <= 200 {
 			d.ids.see(kindCommand, first, eventID)
 		}
 		d.identifiers(eventID, cmd)
 	}
-	if p := stringArg(args, "path", "file", "file_path", "filename"); p != "" {
+	if p := args.path; p != "" {
 		if p, ok := path(p); ok {
 			d.ids.see(kindFile, p, eventID)
 		}
@@ -455,51 +454,20 @@ func plainID(id string) bool {
 	return !redact.Contains(id)
 }
 
-// maxArgumentBytes bounds the JSON text of arguments this package parses.
-const maxArgumentBytes = 64 << 10
-
-// argumentMap is the package function memoized for short JSON texts; the
-// returned maps are only read.
-func (d *draft) argumentMap(v any) map[string]any {
+// arguments is the package function memoized for short JSON texts.
+func (d *draft) arguments(v any) callArgs {
 	text, ok := v.(string)
 	if !ok || len(text) > maxMemoKey {
-		return argumentMap(v)
+		return arguments(v)
 	}
-	if m, ok := d.args[text]; ok {
-		return m
+	if a, ok := d.args[text]; ok {
+		return a
 	}
-	m := argumentMap(text)
+	a := arguments(text)
 	if len(d.args) < maxMemo {
-		d.args[text] = m
+		d.args[text] = a
 	}
-	return m
-}
-
-// argumentMap returns a call's arguments as an object: model APIs carry them
-// as JSON text, some hosts as an object.
-func argumentMap(v any) map[string]any {
-	switch x := v.(type) {
-	case map[string]any:
-		return x
-	case string:
-		if len(x) > maxArgumentBytes {
-			return nil
-		}
-		var m map[string]any
-		if json.Unmarshal([]byte(x), &m) == nil {
-			return m
-		}
-	}
-	return nil
-}
-
-func stringArg(args map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := args[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
+	return a
 }
 
 // maxMemo bounds each memo of the draft (labels, cleaned texts, arguments).
@@ -524,10 +492,13 @@ func (d *draft) clean(s string) string {
 	return c
 }
 
+// labelKey is what a call label is made of.
+type labelKey struct{ name, command, target string }
+
 // label is callLabel memoized: long lanes repeat the same few calls, and
 // cleaning a label runs the secret detectors.
-func (d *draft) label(name string, args map[string]any) string {
-	key := name + "\x00" + stringArg(args, "command", "cmd") + "\x00" + stringArg(args, "path", "file", "file_path", "filename", "url", "query", "pattern")
+func (d *draft) label(name string, args callArgs) string {
+	key := labelKey{name, args.command, args.target}
 	if l, ok := d.labels[key]; ok {
 		return l
 	}
@@ -540,16 +511,16 @@ func (d *draft) label(name string, args map[string]any) string {
 
 // callLabel names a call by its tool and main argument, for example
 // "run_command `go test ./...`" or "read_file internal/store/kv.go".
-func callLabel(name string, args map[string]any) string {
+func callLabel(name string, args callArgs) string {
 	name = cleanText(name, 64)
 	if name == "" {
 		name = "tool"
 	}
 	label := name
-	if cmd := stringArg(args, "command", "cmd"); cmd != "" {
+	if cmd := args.command; cmd != "" {
 		first, _, _ := strings.Cut(cmd, "\n")
 		label = name + " `" + strings.TrimSpace(first) + "`"
-	} else if s := stringArg(args, "path", "file", "file_path", "filename", "url", "query", "pattern"); s != "" {
+	} else if s := args.target; s != "" {
 		label = name + " " + s
 	}
 	return cleanText(label, 200)
@@ -560,7 +531,7 @@ func (d *draft) toolResult(e *engine.EventView, text string) {
 	c, known := d.calls[id]
 	if !known {
 		name, _ := e.Tool["name"].(string)
-		c.label = callLabel(name, nil)
+		c.label = callLabel(name, callArgs{})
 	}
 	d.active.remove(c.label)
 	if failed(e.Tool, text) {
@@ -632,7 +603,7 @@ func (d *draft) artifactRefs(e *engine.EventView) {
 		label := d.calls[id].label
 		if label == "" {
 			name, _ := e.Tool["name"].(string)
-			label = callLabel(name, nil)
+			label = callLabel(name, callArgs{})
 		}
 		status, _ := e.Tool["status"].(string)
 		purpose = "full output of " + label

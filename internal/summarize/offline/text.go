@@ -270,13 +270,13 @@ type lowered struct {
 }
 
 // lowerOf returns text with its lower-case form; keyword hits are stored in
-// buf's array.
-func lowerOf(text string, buf []hit) *lowered {
+// buf's array. It returns a value, which callers keep on their stack.
+func lowerOf(text string, buf []hit) lowered {
 	lower := text
 	if !lowerASCII(text) {
 		lower = strings.ToLower(text)
 	}
-	return &lowered{text: text, lower: lower, aligned: len(lower) == len(text), hits: buf[:0]}
+	return lowered{text: text, lower: lower, aligned: len(lower) == len(text), hits: buf[:0]}
 }
 
 // span returns the sentence at sp and its lower-case form.
