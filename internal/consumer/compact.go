@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
@@ -46,9 +47,9 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	}
 	req := d.req
 	lane := req.lane()
-	var events json.RawMessage
+	var laneEvents json.RawMessage
 	err := p.stage("load", func() (err error) {
-		events, err = p.loadEvents(ctx, req)
+		laneEvents, err = p.loadEvents(ctx, req)
 		return err
 	})
 	if err != nil {
@@ -65,7 +66,7 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if done, err := p.checkFence(ctx, d, head); done || err != nil {
 		return err
 	}
-	in := Input{Body: d.body, Decoded: req.takeDecoded(), Events: events}
+	in := Input{Body: d.body, Decoded: req.takeDecoded(), Events: laneEvents}
 	if head != nil {
 		in.State = head.State
 		if in.PreviousSemantic, err = p.activeSemantic(ctx, head); err != nil {
@@ -91,7 +92,7 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if res.Status == StatusSkipped {
 		return p.skip(ctx, d, res, rs)
 	}
-	plan, err := p.plan(d, head, res, events)
+	plan, err := p.plan(d, head, res, laneEvents)
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func (p *Processor) activeSemantic(ctx context.Context, head *lanes.Head) (json.
 // plan builds the head this request activates and the records it carries:
 // the activated event, and the harvest job for a compacted result unless the
 // request turned harvesting off.
-func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, events json.RawMessage) (*lanes.Head, error) {
+func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, laneEvents json.RawMessage) (*lanes.Head, error) {
 	req := d.req
 	gen := int64(1)
 	if head != nil {
@@ -218,15 +219,15 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, events json
 		attempts = attempts[:len(attempts)-1] // the current attempt is in the engine's usage
 	}
 	id := eventID(req.RequestID, kindActivated, 0)
-	ev := activatedEvent{
-		common: newCommon(req, req.RequestID, id, kindActivated, p.now()),
+	ev := events.Activated{
+		Header: header(req, req.RequestID, id, kindActivated, p.now()),
 		Status: res.Status, CheckpointID: req.RequestID, ParentCheckpointID: nullable(req.parent()),
 		Generation: gen, CheckpointHash: res.CheckpointHash, ParentCheckpointHash: nullable(headHash(head)),
 		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, TokensReclaimed: res.TokensReclaimed,
 		RetainedEventIDs: nonNil(res.RetainedEventIDs), ArtifactIDs: nonNil(res.ArtifactIDs),
 		ProviderUsage: usageWithAttempts(res.ProviderUsage, attempts), Checkpoint: res.Checkpoint,
 	}
-	payload, err := ev.encode()
+	payload, err := encodeActivated(ev)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +239,7 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, events json
 		if res.CutEntries != nil {
 			job, err = harvestRecord(req, req.RequestID, res.CutEntries, d.traceparent)
 		} else {
-			job, err = buildHarvestRecord(req, req.RequestID, events, res.CutEventIDs, d.traceparent)
+			job, err = buildHarvestRecord(req, req.RequestID, laneEvents, res.CutEventIDs, d.traceparent)
 		}
 		if err != nil {
 			return nil, err
@@ -390,7 +391,7 @@ func (p *Processor) finishActivated(ctx context.Context, d *delivery, head *lane
 func (p *Processor) skip(ctx context.Context, d *delivery, res *Result, rs *recordingSummarizer) error {
 	req := d.req
 	id := eventID(req.RequestID, kindSkipped, 0)
-	ev := skippedEvent{common: newCommon(req, req.RequestID, id, kindSkipped, p.now()), Reason: res.SkipReason, TokensBefore: res.TokensBefore}
+	ev := events.Skipped{Header: header(req, req.RequestID, id, kindSkipped, p.now()), Reason: res.SkipReason, TokensBefore: res.TokensBefore}
 	rec, err := record(topology.SubjectSkipped, id, ev, d.traceparent)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -343,13 +344,17 @@ func contractCrash(t *testing.T, e *env) {
 			var hit atomic.Bool
 			cfg.crashAt = func(s string) bool { return s == step && hit.CompareAndSwap(false, true) }
 			id, lane := "crash-"+step, "crash-"+step
-			first := e.start(t, cfg, nil, nil)
+			var s engine.Summarizer // the default: the offline one with the real engine
+			if step == stepSummaryRequested {
+				s = e.remoteSummarizer() // a local summarizer's calls are not recorded
+			}
+			first := e.start(t, cfg, nil, s)
 			spec := reqSpec{id: id, lane: lane}
 			e.publish(t, e.body(spec), spec.id)
 			if err := first.wait(t); err == nil {
 				t.Fatalf("processor did not stop at %s", step)
 			}
-			second := e.start(t, testConfig(), nil, nil)
+			second := e.start(t, testConfig(), nil, s)
 			ev := onlyEvent(t, e.awaitOutcome(t, id))
 			if ev.str("kind") != "activated" {
 				t.Fatalf("after crash at %s: %v", step, ev.Body)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 func TestActivatedEncodeMatchesMarshal(t *testing.T) {
@@ -13,8 +15,8 @@ func TestActivatedEncodeMatchesMarshal(t *testing.T) {
 		json.RawMessage(`{"summary":"x y","semantic":{"k":[1,2]}}`),
 		json.RawMessage(`{"summary":"a <b> & c", "n": 1}`),
 	} {
-		ev := activatedEvent{
-			common: newCommon(&envelope{RequestID: "r", ThreadID: "t<1>"}, "r", "r:activated", kindActivated, time.Unix(0, 0)),
+		ev := events.Activated{
+			Header: header(&envelope{RequestID: "r", ThreadID: "t<1>"}, "r", "r:activated", kindActivated, time.Unix(0, 0)),
 			Status: StatusCompacted, CheckpointID: "r", ParentCheckpointID: nullable("p"), Generation: 2,
 			RetainedEventIDs: []string{"e1"}, ArtifactIDs: []string{}, ProviderUsage: json.RawMessage(`[]`), Checkpoint: cp,
 		}
@@ -22,7 +24,7 @@ func TestActivatedEncodeMatchesMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ev.encode()
+		got, err := encodeActivated(ev)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -125,6 +125,16 @@ func (e *env) startLogged(t testing.TB, cfg Config, c Compactor, s engine.Summar
 	return e.run(t, p)
 }
 
+// remoteSummarizer is a summarizer the processor treats as a remote model
+// (its calls are recorded in the ledger): with the real engine, the offline
+// summarizer behind a wrapper that is not a LocalSummarizer.
+func (e *env) remoteSummarizer() engine.Summarizer {
+	if e.realEngine {
+		return &testSummarizer{inner: offline.New(offline.DefaultOptions())}
+	}
+	return &testSummarizer{}
+}
+
 // run runs p until the test ends.
 func (e *env) run(t testing.TB, p *Processor) *running {
 	ctx, cancel := context.WithCancel(context.Background())

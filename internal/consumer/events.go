@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
@@ -16,9 +17,9 @@ import (
 
 // Event kinds, as in the events' "kind" field and in event ids.
 const (
-	kindActivated = "activated"
-	kindSkipped   = "skipped"
-	kindFailed    = "failed"
+	kindActivated = events.KindActivated
+	kindSkipped   = events.KindSkipped
+	kindFailed    = events.KindFailed
 )
 
 // eventID derives an event's id from its request and kind, so that a re-run
@@ -32,53 +33,25 @@ func eventID(requestID, kind string, round int) string {
 	return requestID + ":" + kind
 }
 
-// common holds the fields every compaction event carries (wire.md).
-type common struct {
-	V                   int    `json:"v"`
-	EventID             string `json:"event_id"`
-	Kind                string `json:"kind"`
-	RequestID           string `json:"request_id"`
-	ThreadID            string `json:"thread_id"`
-	RunAgentID          string `json:"run_agent_id"`
-	CheckpointNamespace string `json:"checkpoint_namespace"`
-	OccurredAt          string `json:"occurred_at"`
-}
-
-func newCommon(req *envelope, requestID, id, kind string, now time.Time) common {
-	c := common{V: 1, EventID: id, Kind: kind, RequestID: requestID, OccurredAt: now.UTC().Format(time.RFC3339)}
+// header holds the fields every compaction event carries (wire.md). The
+// event types are the public ones of package events, so what Cairn
+// publishes and what its users decode cannot drift apart. occurred_at has
+// whole seconds.
+func header(req *envelope, requestID, id, kind string, now time.Time) events.Header {
+	h := events.Header{V: events.Version, EventID: id, Kind: kind, RequestID: requestID, OccurredAt: now.UTC().Truncate(time.Second)}
 	if req != nil {
-		c.ThreadID, c.RunAgentID, c.CheckpointNamespace = req.ThreadID, req.RunAgentID, req.CheckpointNamespace
+		h.ThreadID, h.RunAgentID, h.CheckpointNamespace = req.ThreadID, req.RunAgentID, req.CheckpointNamespace
 	}
-	return c
+	return h
 }
 
-type activatedEvent struct {
-	common
-	Status               string          `json:"status"`
-	CheckpointID         string          `json:"checkpoint_id"`
-	ParentCheckpointID   *string         `json:"parent_checkpoint_id"`
-	Generation           int64           `json:"generation"`
-	CheckpointHash       string          `json:"checkpoint_hash"`
-	ParentCheckpointHash *string         `json:"parent_checkpoint_hash"`
-	TokensBefore         int64           `json:"tokens_before"`
-	TokensAfter          int64           `json:"tokens_after"`
-	TokensReclaimed      int64           `json:"tokens_reclaimed"`
-	RetainedEventIDs     []string        `json:"retained_event_ids"`
-	ArtifactIDs          []string        `json:"artifact_ids"`
-	ProviderUsage        json.RawMessage `json:"provider_usage"`
-	Checkpoint           json.RawMessage `json:"checkpoint"`
-}
-
-type skippedEvent struct {
-	common
-	Reason       string `json:"reason"`
-	TokensBefore int64  `json:"tokens_before"`
-}
-
-type failedEvent struct {
-	common
-	Error          *errcode.Error `json:"error"`
-	StreamSequence uint64         `json:"stream_sequence"`
+// wireError is e as a failed event carries it.
+func wireError(e *errcode.Error) events.Error {
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	return events.Error{Code: e.Code, Message: e.Message, Details: details, Retryable: e.Retryable}
 }
 
 // record wraps an event payload as an outbox record with its headers: the
@@ -99,11 +72,11 @@ func newRecord(subject, id string, data json.RawMessage, traceparent string) out
 	return outbox.Record{Subject: subject, EventID: id, Headers: h, Payload: data}
 }
 
-// encode is json.Marshal(ev) without re-scanning the checkpoint, the
-// event's largest member: the event is encoded with a null checkpoint (its
-// last member) and the checkpoint is appended in its place (see package
-// rawjson).
-func (ev activatedEvent) encode() (json.RawMessage, error) {
+// encodeActivated is json.Marshal(ev) without re-scanning the checkpoint,
+// the event's largest member: the event is encoded with a null checkpoint
+// (its last member) and the checkpoint is appended in its place (see
+// package rawjson).
+func encodeActivated(ev events.Activated) (json.RawMessage, error) {
 	cp := ev.Checkpoint
 	ev.Checkpoint = nil
 	data, err := json.Marshal(ev)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
@@ -95,10 +96,7 @@ func (p *Processor) failedRecord(d *delivery, e *errcode.Error) (outbox.Record, 
 	default:
 		id = "msg-" + ledger.ContentHash(d.body)[:32] + ":" + kindFailed
 	}
-	if e.Details == nil {
-		e.Details = map[string]any{}
-	}
-	ev := failedEvent{common: newCommon(d.req, rid, id, kindFailed, p.now()), Error: e, StreamSequence: d.streamSeq}
+	ev := events.Failed{Header: header(d.req, rid, id, kindFailed, p.now()), Error: wireError(e), StreamSequence: d.streamSeq}
 	return record(topology.SubjectFailed, id, ev, d.traceparent)
 }
 
