@@ -199,35 +199,51 @@ func (o *output) semantic() *semantic.Semantic {
 
 // criticalContext is the carried entries followed by the packed identifiers.
 func (o *output) criticalContext() []semantic.Sourced {
-	return newest(append(slices.Clone(o.otherCC), pack(o.ids, o.maxCites)...), boundLong)
+	cc := make([]semantic.Sourced, len(o.otherCC), len(o.otherCC)+int(kindCount))
+	copy(cc, o.otherCC)
+	return newest(pack(cc, o.ids, o.maxCites), boundLong)
 }
 
-// pack groups identifiers by kind into entries of about ccEntryBytes: a
-// header line ("Files:") and one identifier per line, citing the newest
-// events that mention them.
-func pack(ids []*ident, maxCites int) []semantic.Sourced {
-	var byKind [kindCount][]*ident
-	for _, id := range ids {
-		byKind[id.kind] = append(byKind[id.kind], id)
-	}
-	var out []semantic.Sourced
-	for k, list := range byKind {
+// pack appends to dst the identifiers grouped by kind into entries of about
+// ccEntryBytes: a header line ("Files:") and one identifier per line, citing
+// the newest events that mention them.
+func pack(dst []semantic.Sourced, ids []*ident, maxCites int) []semantic.Sourced {
+	for k, list := range byKind(ids) {
 		for len(list) > 0 {
 			n, size := packCount(kindHeaders[k], list)
 			var text strings.Builder
 			text.Grow(size)
 			text.WriteString(kindHeaders[k])
-			var cites []string
+			// citeOwned holds at most one more than maxCites.
+			cites := make([]string, 0, min(n, maxCites)+1)
 			for _, id := range list[:n] {
 				text.WriteByte('\n')
 				text.WriteString(id.text)
 				cites = citeOwned(cites, id.eventID, maxCites)
 			}
-			out = append(out, semantic.Sourced{Text: clip(text.String(), maxSchemaText), SourceEventIDs: cites})
+			dst = append(dst, semantic.Sourced{Text: clip(text.String(), maxSchemaText), SourceEventIDs: cites})
 			list = list[n:]
 		}
 	}
-	return out
+	return dst
+}
+
+// byKind splits ids by kind, keeping their order, in one array.
+func byKind(ids []*ident) [kindCount][]*ident {
+	var count [kindCount]int
+	for _, id := range ids {
+		count[id.kind]++
+	}
+	all := make([]*ident, 0, len(ids))
+	var lists [kindCount][]*ident
+	for k, n := range count {
+		lists[k] = all[len(all) : len(all) : len(all)+n]
+		all = all[:len(all)+n]
+	}
+	for _, id := range ids {
+		lists[id.kind] = append(lists[id.kind], id)
+	}
+	return lists
 }
 
 // packCount returns how many identifiers of list (at least one) go into the
@@ -336,12 +352,12 @@ func (t *listTally) dropped(e, n int) {
 
 // shed drops entries until their estimated size covers excess; it reports
 // whether anything was dropped.
-func (o *output) shed(ladder []func() int, excess int) bool {
+func (o *output) shed(ladder []step, excess int) bool {
 	freed, any := 0, false
 	for freed < excess {
 		progressed := false
-		for _, step := range ladder {
-			if f := step(); f > 0 {
+		for _, st := range ladder {
+			if f := o.drop(st); f > 0 {
 				freed += f
 				progressed, any = true, true
 				break
@@ -370,79 +386,146 @@ func (o *output) clear() {
 	o.lists.valid, o.ccKey = false, [2]int{-1, -1}
 }
 
-// ladder lists the trimming steps in order of expendability. Each step drops
-// the oldest entry of one list if that list is above its floor and returns
-// the bytes it freed (0 when it had nothing to drop). History (finished work,
-// resolved errors, settled requests, decisions) shrinks first, to a few
-// entries and then to the newest one of each kind; then the identifiers a
-// continuation needs verbatim shrink to the most recent ones; then history
-// goes entirely, and only then what is still open.
-func (o *output) ladder() []func() int {
-	s := o.s
-	settled := func(r semantic.UserRequest) bool { return r.Status != "active" }
-	resolved := func(e semantic.ErrorEntry) bool { return e.Status == "resolved" }
-	history := func(floor int) []func() int {
-		return []func() int{
-			dropOldest(&s.Progress.Completed, floor, nil, &o.lists),
-			dropOldest(&s.Errors, floor, resolved, &o.lists),
-			dropOldest(&s.UserRequests, floor, settled, &o.lists),
-			dropOldest(&s.Progress.Pending, floor, nil, &o.lists),
-			dropOldest(&s.Progress.Active, floor, nil, &o.lists),
-			dropOldest(&s.Progress.Blocked, floor, nil, &o.lists),
-			dropOldest(&s.ArtifactRefs, floor, nil, &o.lists),
-			dropOldest(&s.Decisions, floor, nil, &o.lists),
-			dropOldest(&s.Objective, min(floor, 2), nil, &o.lists),
-			dropOldest(&o.otherCC, floor, nil, nil), // measured with critical_context
+// step is one rung of the trimming ladder: drop the oldest entry of a list
+// (of its settled entries only, for requests and errors, when settled is
+// set) while more than floor such entries remain.
+type step struct {
+	list    listID
+	floor   int
+	settled bool
+}
+
+// listID names a list trimming drops entries from.
+type listID int
+
+const (
+	listCompleted listID = iota
+	listErrors
+	listRequests
+	listPending
+	listActive
+	listBlocked
+	listArtifacts
+	listDecisions
+	listObjective
+	listOtherCC
+	listConstraints
+	listIdentifiers
+)
+
+// ladder lists the trimming steps in order of expendability. History
+// (finished work, resolved errors, settled requests, decisions) shrinks
+// first, to a few entries and then to the newest one of each kind; then the
+// identifiers a continuation needs verbatim shrink to the most recent ones;
+// then history goes entirely, and only then what is still open.
+func (o *output) ladder() []step { return trimLadder }
+
+// trimLadder is the ladder; it is the same for every output, so it is built
+// once.
+var trimLadder = func() []step {
+	history := func(floor int) []step {
+		return []step{
+			{list: listCompleted, floor: floor},
+			{list: listErrors, floor: floor, settled: true},
+			{list: listRequests, floor: floor, settled: true},
+			{list: listPending, floor: floor},
+			{list: listActive, floor: floor},
+			{list: listBlocked, floor: floor},
+			{list: listArtifacts, floor: floor},
+			{list: listDecisions, floor: floor},
+			{list: listObjective, floor: min(floor, 2)},
+			{list: listOtherCC, floor: floor},
 		}
 	}
-	var steps []func() int
+	var steps []step
 	steps = append(steps, history(4)...)
 	steps = append(steps, history(1)...)
-	steps = append(steps, o.dropIdentifier(64))
+	steps = append(steps, step{list: listIdentifiers, floor: 64})
 	steps = append(steps, history(0)...)
-	steps = append(steps, o.dropIdentifier(32))
+	steps = append(steps, step{list: listIdentifiers, floor: 32})
 	return append(steps,
-		dropOldest(&s.Constraints, 8, nil, &o.lists),
-		dropOldest(&s.Errors, 4, nil, &o.lists),
-		dropOldest(&s.UserRequests, 4, nil, &o.lists),
-		o.dropIdentifier(0),
-		dropOldest(&s.Constraints, 0, nil, &o.lists),
-		dropOldest(&s.Errors, 0, nil, &o.lists),
-		dropOldest(&s.UserRequests, 0, nil, &o.lists),
+		step{list: listConstraints, floor: 8},
+		step{list: listErrors, floor: 4},
+		step{list: listRequests, floor: 4},
+		step{list: listIdentifiers, floor: 0},
+		step{list: listConstraints, floor: 0},
+		step{list: listErrors, floor: 0},
+		step{list: listRequests, floor: 0},
 	)
+}()
+
+// drop takes one step and returns the bytes it freed (0 when it had
+// nothing to drop).
+func (o *output) drop(st step) int {
+	s, t := o.s, &o.lists
+	switch st.list {
+	case listCompleted:
+		return dropOldest(&s.Progress.Completed, st.floor, nil, t)
+	case listErrors:
+		if st.settled {
+			return dropOldest(&s.Errors, st.floor, resolved, t)
+		}
+		return dropOldest(&s.Errors, st.floor, nil, t)
+	case listRequests:
+		if st.settled {
+			return dropOldest(&s.UserRequests, st.floor, settled, t)
+		}
+		return dropOldest(&s.UserRequests, st.floor, nil, t)
+	case listPending:
+		return dropOldest(&s.Progress.Pending, st.floor, nil, t)
+	case listActive:
+		return dropOldest(&s.Progress.Active, st.floor, nil, t)
+	case listBlocked:
+		return dropOldest(&s.Progress.Blocked, st.floor, nil, t)
+	case listArtifacts:
+		return dropOldest(&s.ArtifactRefs, st.floor, nil, t)
+	case listDecisions:
+		return dropOldest(&s.Decisions, st.floor, nil, t)
+	case listObjective:
+		return dropOldest(&s.Objective, st.floor, nil, t)
+	case listOtherCC:
+		return dropOldest(&o.otherCC, st.floor, nil, nil) // measured with critical_context
+	case listConstraints:
+		return dropOldest(&s.Constraints, st.floor, nil, t)
+	case listIdentifiers:
+		return o.dropIdentifier(st.floor)
+	}
+	panic("offline: unknown trimming list")
 }
 
-// dropOldest returns a step removing the oldest entry of *list that matches
-// (any entry when match is nil), while more than floor such entries remain.
-// The step accounts for the bytes it removes in tally, if any.
-func dropOldest[T any](list *[]T, floor int, match func(T) bool, tally *listTally) func() int {
-	return func() int {
-		count, first := 0, -1
-		for i, e := range *list {
-			if match == nil || match(e) {
-				if first < 0 {
-					first = i
-				}
-				count++
+func settled(r semantic.UserRequest) bool { return r.Status != "active" }
+
+func resolved(e semantic.ErrorEntry) bool { return e.Status == "resolved" }
+
+// dropOldest removes the oldest entry of *list that matches (any entry when
+// match is nil), if more than floor such entries remain, and returns the
+// bytes it freed. It accounts for them in tally, if any.
+func dropOldest[T any](list *[]T, floor int, match func(T) bool, tally *listTally) int {
+	count, first := 0, -1
+	for i, e := range *list {
+		if match == nil || match(e) {
+			if first < 0 {
+				first = i
 			}
+			count++
 		}
-		if count <= floor || first < 0 {
-			return 0
-		}
-		e := entrySize(&(*list)[first])
-		*list = slices.Delete(*list, first, first+1)
-		tally.dropped(e, len(*list))
-		return e + 1
 	}
+	if count <= floor || first < 0 {
+		return 0
+	}
+	e := entrySize(&(*list)[first])
+	*list = slices.Delete(*list, first, first+1)
+	tally.dropped(e, len(*list))
+	return e + 1
 }
 
-func (o *output) dropIdentifier(floor int) func() int {
-	return func() int {
-		if len(o.ids) <= floor {
-			return 0
-		}
-		freed := len(o.ids[0].text) + 1
-		o.ids = o.ids[1:]
-		return freed
+// dropIdentifier drops the least recently seen identifier while more than
+// floor remain.
+func (o *output) dropIdentifier(floor int) int {
+	if len(o.ids) <= floor {
+		return 0
 	}
+	freed := len(o.ids[0].text) + 1
+	o.ids = o.ids[1:]
+	return freed
 }

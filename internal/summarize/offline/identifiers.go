@@ -341,6 +341,7 @@ type tracker struct {
 	max   int
 	clock int
 	byKey map[identKey]*ident
+	slab  slab[ident]
 }
 
 type identKey struct {
@@ -359,7 +360,8 @@ func (t *tracker) see(k kind, text, eventID string) {
 	key := identKey{k, text}
 	id := t.byKey[key]
 	if id == nil {
-		id = &ident{kind: k, text: text, secret: redact.Contains(text)}
+		id = t.slab.alloc()
+		*id = ident{kind: k, text: text, secret: redact.Contains(text)}
 		t.byKey[key] = id
 	}
 	t.clock++
@@ -376,7 +378,9 @@ func (t *tracker) carry(k kind, text, eventID string, order int) {
 	if _, ok := t.byKey[key]; ok || !utf8.ValidString(text) {
 		return
 	}
-	t.byKey[key] = &ident{kind: k, text: text, last: order - 1<<30, eventID: eventID, secret: redact.Contains(text)}
+	id := t.slab.alloc()
+	*id = ident{kind: k, text: text, last: order - 1<<30, eventID: eventID, secret: redact.Contains(text)}
+	t.byKey[key] = id
 }
 
 // evict keeps the keep most recently seen identifiers.
