@@ -112,7 +112,8 @@ func (d *draft) output() *output {
 		Errors:       newest(unique(errs), boundList),
 		ArtifactRefs: newest(unique(d.artifacts.list()), boundLong),
 	}
-	return &output{s: s, ids: withoutContained(d.ids.list()), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations, ccKey: [2]int{-1, -1}}
+	return &output{s: s, ids: withoutContained(d.ids.list()), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations, ccKey: [2]int{-1, -1},
+		buf: make([]byte, 0, scratchBytes)}
 }
 
 // maxContainmentCheck bounds the quadratic containment pass.
@@ -157,27 +158,63 @@ func newest[T any](list []T, n int) []T {
 // with two identical entries. Equal JSON of the same struct type means equal
 // canonical encodings. Entries are told apart by a hash of their encoding,
 // which spares a string per entry; equal hashes are confirmed on the
-// encodings themselves.
+// encodings themselves. A list without duplicates, the usual case, is
+// returned as it is.
 func unique[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
 	seed := maphash.MakeSeed()
-	first := make(map[uint64]int, len(list)) // hash -> index in out
-	out := make([]T, 0, len(list))
-	var key, other []byte
+	// The hash of each kept entry: a short list looks a hash up among them,
+	// a long one in a map from hash to the first kept entry with it.
+	var small [smallUnique]uint64
+	hashes := small[:0]
+	var first map[uint64]int
+	if len(list) > smallUnique {
+		first = make(map[uint64]int, len(list))
+	}
+	var keyBuf, otherBuf [512]byte
+	key, other := keyBuf[:0], otherBuf[:0]
+	var out []T // the kept entries once one was dropped; until then list[:i]
 	for i := range list {
+		kept := list[:i]
+		if out != nil {
+			kept = out
+		}
 		key = appendEntry(key[:0], &list[i])
 		h := maphash.Bytes(seed, key)
-		if j, ok := first[h]; ok {
-			other = appendEntry(other[:0], &out[j])
-			if bytes.Equal(key, other) || encodedIn(out, key) {
+		j, ok := -1, false
+		if first != nil {
+			j, ok = first[h]
+		} else if j = slices.Index(hashes, h); j >= 0 {
+			ok = true
+		}
+		if ok {
+			other = appendEntry(other[:0], &kept[j])
+			if bytes.Equal(key, other) || encodedIn(kept, key) {
+				if out == nil {
+					out = append(make([]T, 0, len(list)-1), kept...)
+				}
 				continue
 			}
-		} else {
-			first[h] = len(out)
+		} else if first != nil {
+			first[h] = len(kept)
 		}
-		out = append(out, list[i])
+		if first == nil {
+			hashes = append(hashes, h)
+		}
+		if out != nil {
+			out = append(out, list[i])
+		}
+	}
+	if out == nil {
+		return list
 	}
 	return out
 }
+
+// smallUnique is the longest list unique searches without a map.
+const smallUnique = 16
 
 // encodedIn reports whether an entry of list encodes as key; unique only
 // needs it when two different encodings share a hash.
@@ -299,7 +336,8 @@ func (o *output) size() int {
 	s := o.s
 	if o.skeleton == 0 {
 		// The encoding without any list: each nil list encodes as null.
-		o.skeleton = semanticSize(&semantic.Semantic{Version: s.Version, Coverage: s.Coverage}) - listCount*len("null")
+		o.buf = appendSemantic(o.buf[:0], &semantic.Semantic{Version: s.Version, Coverage: s.Coverage})
+		o.skeleton = len(o.buf) - listCount*len("null")
 	}
 	if key := [2]int{len(o.ids), len(o.otherCC)}; key != o.ccKey {
 		o.ccKey = key
@@ -310,6 +348,10 @@ func (o *output) size() int {
 	}
 	return o.skeleton + o.ccBytes + o.lists.bytes
 }
+
+// scratchBytes is the first size of the buffer lists are measured in, which
+// then grows to the longest list: a few kilobytes for most outputs.
+const scratchBytes = 4096
 
 // listCount is the number of lists in a semantic, critical_context included.
 const listCount = 11
