@@ -68,6 +68,7 @@ type draft struct {
 	verified    []string
 	spans       []span // sentence buffer of the event being read
 	hits        []hit  // keyword buffer of the event being read
+	lower       lowerArena
 }
 
 // request is a new user request and where it sits in the chunk.
@@ -258,7 +259,7 @@ func (d *draft) identifiers(eventID, text string) {
 
 func (d *draft) user(eventID, text string) {
 	d.spans = sentences(d.spans[:0], text)
-	l := lowerOf(text, d.hits)
+	l := d.lower.lowerOf(text, d.hits)
 	for _, sp := range d.spans {
 		if l.isConstraint(sp) {
 			d.sourced(d.constraints, d.clean(l.text[sp.start:sp.end]), eventID)
@@ -320,7 +321,7 @@ func (d *draft) sourced(set *ordered[semantic.Sourced], text, eventID string) {
 func (d *draft) assistant(e *engine.EventView, text string) {
 	d.spans = sentences(d.spans[:0], text)
 	parts := d.spans
-	l := lowerOf(text, d.hits)
+	l := d.lower.lowerOf(text, d.hits)
 	for i, sp := range parts {
 		if !l.isDecision(sp) {
 			continue

@@ -276,7 +276,60 @@ func lowerOf(text string, buf []hit) lowered {
 	if !lowerASCII(text) {
 		lower = strings.ToLower(text)
 	}
+	return newLowered(text, lower, buf)
+}
+
+func newLowered(text, lower string, buf []hit) lowered {
 	return lowered{text: text, lower: lower, aligned: len(lower) == len(text), hits: buf[:0]}
+}
+
+// lowerArena lower-cases ASCII texts into one shared buffer rather than an
+// allocation each: most events are ASCII with a few capitals, and their
+// lower-case forms are only read while the event is. Strings it returned
+// stay valid: the buffer is only ever appended to, and a new one is started
+// when it is full.
+type lowerArena struct {
+	b strings.Builder
+}
+
+// arenaBytes is the size of each buffer of a lowerArena.
+const arenaBytes = 2048
+
+// lowerOf is the package function.
+func (a *lowerArena) lowerOf(text string, buf []hit) lowered {
+	if lowerASCII(text) || !isASCII(text) {
+		return lowerOf(text, buf)
+	}
+	if a.b.Cap()-a.b.Len() < len(text) {
+		a.b = strings.Builder{}
+		a.b.Grow(max(arenaBytes, len(text)))
+	}
+	start, run := a.b.Len(), 0
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; 'A' <= c && c <= 'Z' {
+			a.b.WriteString(text[run:i])
+			a.b.WriteByte(c + 'a' - 'A')
+			run = i + 1
+		}
+	}
+	a.b.WriteString(text[run:])
+	return newLowered(text, a.b.String()[start:], buf)
+}
+
+// isASCII reports whether s is all ASCII, testing eight bytes at a time.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !ascii8(s[i : i+8]) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // span returns the sentence at sp and its lower-case form.
