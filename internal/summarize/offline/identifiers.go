@@ -47,20 +47,25 @@ var fileExtensions = map[string]bool{
 // commands, "$ " command lines, URLs, paths, ids and versions.
 func scanIdentifiers(text string, emit func(kind, string)) {
 	scanCommands(text, emit)
+	// A token without any of / . # - or a digit is a plain word, and most
+	// tokens are: only the token around each marker is looked at. No marker
+	// is a delimiter, so it is the same token a scan from its start finds.
 	for i := 0; i < len(text); {
-		for i < len(text) && delimiters[text[i]] {
+		for i < len(text) && !markers[text[i]] {
 			i++
 		}
-		start, marked := i, false
+		if i == len(text) {
+			break
+		}
+		start := i
+		for start > 0 && !delimiters[text[start-1]] {
+			start--
+		}
 		for i < len(text) && !delimiters[text[i]] {
-			marked = marked || markers[text[i]]
 			i++
 		}
-		// A token without any of / . # - or a digit is a plain word.
-		if marked {
-			if k, id, ok := classify(text[start:i]); ok {
-				emit(k, id)
-			}
+		if k, id, ok := classify(text[start:i]); ok {
+			emit(k, id)
 		}
 	}
 }

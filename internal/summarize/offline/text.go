@@ -297,8 +297,11 @@ const arenaBytes = 2048
 
 // lowerOf is the package function.
 func (a *lowerArena) lowerOf(text string, buf []hit) lowered {
-	if lowerASCII(text) || !isASCII(text) {
-		return lowerOf(text, buf)
+	switch {
+	case lowerASCII(text):
+		return newLowered(text, text, buf)
+	case !isASCII(text):
+		return newLowered(text, strings.ToLower(text), buf)
 	}
 	if a.b.Cap()-a.b.Len() < len(text) {
 		a.b = strings.Builder{}
