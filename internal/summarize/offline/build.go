@@ -43,18 +43,18 @@ const ctxCheckEvery = 512
 type draft struct {
 	o Options
 
-	objective   *ordered[semantic.Sourced]
+	objective   ordered[semantic.Sourced]
 	carriedReqs []semantic.UserRequest
 	requests    []request
-	constraints *ordered[semantic.Sourced]
-	decisions   *ordered[semantic.Decision]
-	completed   *ordered[semantic.ProgressItem]
-	active      *ordered[semantic.ProgressItem] // keyed by call label
-	blocked     *ordered[semantic.ProgressItem] // keyed by call label
+	constraints ordered[semantic.Sourced]
+	decisions   ordered[semantic.Decision]
+	completed   ordered[semantic.ProgressItem]
+	active      ordered[semantic.ProgressItem] // keyed by call label
+	blocked     ordered[semantic.ProgressItem] // keyed by call label
 	pending     []semantic.ProgressItem
 	errors      []*semantic.ErrorEntry
 	openErrors  map[string]*semantic.ErrorEntry // by call label
-	artifacts   *ordered[semantic.ArtifactRef]
+	artifacts   ordered[semantic.ArtifactRef]
 	ids         *tracker
 	otherCC     []semantic.Sourced // carried critical_context not in Cairn's format
 
@@ -63,11 +63,12 @@ type draft struct {
 	cleaned     map[string]string
 	args        map[string]callArgs
 	sourceBytes int
-	position    int   // index of the event being read
-	completions []int // positions of assistant events that report completion
-	verified    []string
-	spans       []span // sentence buffer of the event being read
-	hits        []hit  // keyword buffer of the event being read
+	position    int      // index of the event being read
+	completions []int    // positions of assistant events that report completion
+	verified    []string // owned: cited with citeOwned
+	idChunk     []string // see oneID
+	spans       []span   // sentence buffer of the event being read
+	hits        []hit    // keyword buffer of the event being read
 	lower       lowerArena
 }
 
@@ -102,20 +103,13 @@ func summarizeDraft(ctx context.Context, o Options, p engine.Payload) (*draft, e
 
 func newDraft(o Options, prev *semantic.Semantic) *draft {
 	d := &draft{
-		o:           o,
-		objective:   newOrdered[semantic.Sourced](),
-		constraints: newOrdered[semantic.Sourced](),
-		decisions:   newOrdered[semantic.Decision](),
-		completed:   newOrdered[semantic.ProgressItem](),
-		active:      newOrdered[semantic.ProgressItem](),
-		blocked:     newOrdered[semantic.ProgressItem](),
-		openErrors:  map[string]*semantic.ErrorEntry{},
-		artifacts:   newOrdered[semantic.ArtifactRef](),
-		ids:         newTracker(o.MaxIdentifiers),
-		calls:       map[string]call{},
-		labels:      map[labelKey]string{},
-		cleaned:     map[string]string{},
-		args:        map[string]callArgs{},
+		o:          o,
+		openErrors: map[string]*semantic.ErrorEntry{},
+		ids:        newTracker(o.MaxIdentifiers),
+		calls:      map[string]call{},
+		labels:     map[labelKey]string{},
+		cleaned:    map[string]string{},
+		args:       map[string]callArgs{},
 	}
 	if prev != nil {
 		d.carry(prev)
@@ -262,7 +256,7 @@ func (d *draft) user(eventID, text string) {
 	l := d.lower.lowerOf(text, d.hits)
 	for _, sp := range d.spans {
 		if l.isConstraint(sp) {
-			d.sourced(d.constraints, d.clean(l.text[sp.start:sp.end]), eventID)
+			d.sourced(&d.constraints, d.clean(l.text[sp.start:sp.end]), eventID)
 		}
 	}
 	d.hits = l.hits
@@ -314,7 +308,7 @@ func (d *draft) sourced(set *ordered[semantic.Sourced], text, eventID string) {
 	}
 	e, _ := set.get(text)
 	e.Text = text
-	e.SourceEventIDs = cite(e.SourceEventIDs, eventID, d.o.MaxCitations)
+	e.SourceEventIDs = d.cite(e.SourceEventIDs, eventID)
 	set.put(text, e)
 }
 
@@ -361,9 +355,35 @@ func (d *draft) decision(text, rationale, eventID string) {
 	if rationale != "" {
 		e.Rationale = &rationale
 	}
-	e.SourceEventIDs = cite(e.SourceEventIDs, eventID, d.o.MaxCitations)
+	e.SourceEventIDs = d.cite(e.SourceEventIDs, eventID)
 	d.decisions.put(text, e)
 }
+
+// cite is the package function; a first citation takes no allocation of
+// its own (see oneID).
+func (d *draft) cite(ids []string, id string) []string {
+	if len(ids) == 0 {
+		return d.oneID(id)
+	}
+	return cite(ids, id, d.o.MaxCitations)
+}
+
+// oneID returns a list of just id, cut from a shared array: most entries
+// cite one event, and a list each is an allocation each. The list's
+// capacity is one, so appending to it copies it, and no two lists share an
+// element.
+func (d *draft) oneID(id string) []string {
+	if len(d.idChunk) == 0 {
+		d.idChunk = make([]string, idChunkSize)
+	}
+	ids := d.idChunk[:1:1]
+	ids[0] = id
+	d.idChunk = d.idChunk[1:]
+	return ids
+}
+
+// idChunkSize is how many one-id lists share an array.
+const idChunkSize = 32
 
 // progressDone records an assistant's report of finished work, verified by
 // the tool results that succeeded since the previous report.
@@ -373,10 +393,10 @@ func (d *draft) progressDone(text, eventID string) {
 	}
 	e, _ := d.completed.get(text)
 	e.Text = text
-	e.SourceEventIDs = cite(e.SourceEventIDs, eventID, d.o.MaxCitations)
+	e.SourceEventIDs = d.cite(e.SourceEventIDs, eventID)
 	e.VerificationEventIDs = citeAll(e.VerificationEventIDs, d.verified, d.o.MaxCitations)
 	d.completed.put(text, e)
-	d.verified = nil
+	d.verified = d.verified[:0] // citeAll copied them
 }
 
 // toolCall is one entry of an assistant event's tool.calls.
@@ -424,7 +444,7 @@ func (d *draft) issue(eventID string, c toolCall) {
 	}
 	d.active.put(label, semantic.ProgressItem{
 		Text:                 clip(text, d.o.MaxTextBytes),
-		SourceEventIDs:       []string{eventID},
+		SourceEventIDs:       d.oneID(eventID),
 		VerificationEventIDs: []string{},
 	})
 	if cmd := args.command; cmd != "" {
@@ -558,15 +578,15 @@ func (d *draft) failure(c call, eventID, text string) {
 	msg := d.clean(c.label + failedInfix + failureLines(text))
 	if open := d.openErrors[c.label]; open != nil {
 		open.Message = msg
-		open.SourceEventIDs = cite(open.SourceEventIDs, eventID, d.o.MaxCitations)
+		open.SourceEventIDs = d.cite(open.SourceEventIDs, eventID)
 	} else {
-		open = &semantic.ErrorEntry{Message: msg, Status: "open", SourceEventIDs: []string{eventID}}
+		open = &semantic.ErrorEntry{Message: msg, Status: "open", SourceEventIDs: d.oneID(eventID)}
 		d.errors = append(d.errors, open)
 		d.openErrors[c.label] = open
 	}
 	d.blocked.put(c.label, semantic.ProgressItem{
 		Text:                 clip(c.label+suffixFailing, d.o.MaxTextBytes),
-		SourceEventIDs:       []string{eventID},
+		SourceEventIDs:       d.oneID(eventID),
 		VerificationEventIDs: []string{},
 	})
 }
@@ -575,7 +595,7 @@ func (d *draft) failure(c call, eventID, text string) {
 func (d *draft) success(c call, eventID string) {
 	if open := d.openErrors[c.label]; open != nil {
 		open.Status = "resolved"
-		open.SourceEventIDs = cite(open.SourceEventIDs, eventID, d.o.MaxCitations)
+		open.SourceEventIDs = d.cite(open.SourceEventIDs, eventID)
 		delete(d.openErrors, c.label)
 	}
 	d.blocked.remove(c.label)
@@ -586,10 +606,10 @@ func (d *draft) success(c call, eventID string) {
 	if c.eventID != "" {
 		source = c.eventID
 	}
-	item.SourceEventIDs = cite(item.SourceEventIDs, source, d.o.MaxCitations)
-	item.VerificationEventIDs = cite(item.VerificationEventIDs, eventID, d.o.MaxCitations)
+	item.SourceEventIDs = d.cite(item.SourceEventIDs, source)
+	item.VerificationEventIDs = d.cite(item.VerificationEventIDs, eventID)
 	d.completed.put(text, item)
-	d.verified = cite(d.verified, eventID, d.o.MaxCitations)
+	d.verified = citeOwned(d.verified, eventID, d.o.MaxCitations)
 }
 
 // artifactRefs references every artifact the event carries; only the event
@@ -621,7 +641,7 @@ func (d *draft) artifactRefs(e *engine.EventView) {
 		if !ok {
 			ref = semantic.ArtifactRef{ArtifactID: a, Purpose: purpose}
 		}
-		ref.SourceEventIDs = cite(ref.SourceEventIDs, e.EventID, d.o.MaxCitations)
+		ref.SourceEventIDs = d.cite(ref.SourceEventIDs, e.EventID)
 		d.artifacts.put(a, ref)
 	}
 }
@@ -664,6 +684,6 @@ func (d *draft) settleRequests() {
 
 func (d *draft) objectiveFrom(r semantic.UserRequest) {
 	if r.ExactExcerpt != nil {
-		d.sourced(d.objective, d.clean(*r.ExactExcerpt), r.SourceEventID)
+		d.sourced(&d.objective, d.clean(*r.ExactExcerpt), r.SourceEventID)
 	}
 }

@@ -2,7 +2,8 @@ package offline
 
 // ordered is a keyed list whose order is the order of last mention: put
 // moves an entry to the newest end, so dropping from the front drops the
-// least recently mentioned entries first.
+// least recently mentioned entries first. The zero value is an empty list;
+// it allocates on the first put, which many lists of a summary never see.
 type ordered[T any] struct {
 	keys  []string // mention log; an entry lives at the index in its node
 	nodes map[string]*node[T]
@@ -14,9 +15,8 @@ type node[T any] struct {
 	pos int
 }
 
-func newOrdered[T any]() *ordered[T] {
-	return &ordered[T]{nodes: map[string]*node[T]{}}
-}
+// firstMentions is the first capacity of the mention log.
+const firstMentions = 8
 
 // get returns the entry for key, if any.
 func (o *ordered[T]) get(key string) (T, bool) {
@@ -31,6 +31,10 @@ func (o *ordered[T]) get(key string) (T, bool) {
 func (o *ordered[T]) put(key string, v T) {
 	n := o.nodes[key]
 	if n == nil {
+		if o.nodes == nil {
+			o.nodes = map[string]*node[T]{}
+			o.keys = make([]string, 0, firstMentions)
+		}
 		n = o.slab.alloc()
 		o.nodes[key] = n
 	}
