@@ -105,7 +105,7 @@ func (d *draft) output() *output {
 		Decisions:    newest(unique(d.decisions.list()), boundList),
 		Progress: semantic.Progress{
 			Completed: newest(unique(d.completed.list()), boundLong),
-			Active:    newest(unique(d.active.list()), boundList),
+			Active:    newest(unique(d.awaitingItems()), boundList),
 			Blocked:   newest(unique(d.blocked.list()), boundList),
 			Pending:   newest(unique(d.pending), boundList),
 		},

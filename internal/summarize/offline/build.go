@@ -49,7 +49,7 @@ type draft struct {
 	constraints ordered[semantic.Sourced]
 	decisions   ordered[semantic.Decision]
 	completed   ordered[semantic.ProgressItem]
-	active      ordered[semantic.ProgressItem] // keyed by call label
+	active      ordered[awaiting]              // keyed by call label
 	blocked     ordered[semantic.ProgressItem] // keyed by call label
 	pending     []semantic.ProgressItem
 	errors      []*semantic.ErrorEntry
@@ -169,7 +169,40 @@ func (d *draft) carryActive(e semantic.ProgressItem) {
 	if id != "" && len(e.SourceEventIDs) > 0 {
 		d.calls[id] = call{label: label, eventID: e.SourceEventIDs[len(e.SourceEventIDs)-1]}
 	}
-	d.active.put(label, e)
+	d.active.put(label, awaiting{carried: e})
+}
+
+// awaiting is an active progress item: a call waiting for its result. The
+// item of a call issued in this chunk is only written at the end, if the
+// call is still waiting then; most results follow their call in the chunk.
+type awaiting struct {
+	carried semantic.ProgressItem // an item of the previous semantic, unless issued
+
+	issued                 bool
+	label, callID, eventID string
+}
+
+// awaitingItems returns the active items, least recently mentioned first.
+func (d *draft) awaitingItems() []semantic.ProgressItem {
+	list := d.active.list()
+	items := make([]semantic.ProgressItem, len(list))
+	for i, a := range list {
+		if !a.issued {
+			items[i] = a.carried
+			continue
+		}
+		// The label is clean already; an id is only written when it is plain.
+		text := a.label + suffixAwaiting
+		if plainID(a.callID) {
+			text = a.label + suffixAwaiting + callIDPrefix + a.callID + ")" // one allocation, not two
+		}
+		items[i] = semantic.ProgressItem{
+			Text:                 clip(text, d.o.MaxTextBytes),
+			SourceEventIDs:       d.oneID(a.eventID),
+			VerificationEventIDs: []string{},
+		}
+	}
+	return items
 }
 
 // carryIdentifiers parses a critical_context entry written by this package
@@ -437,16 +470,7 @@ func (d *draft) issue(eventID string, c toolCall) {
 	if c.id != "" {
 		d.calls[c.id] = call{label: label, eventID: eventID}
 	}
-	// The label is clean already; an id is only written when it is plain.
-	text := label + suffixAwaiting
-	if plainID(c.id) {
-		text = label + suffixAwaiting + callIDPrefix + c.id + ")" // one allocation, not two
-	}
-	d.active.put(label, semantic.ProgressItem{
-		Text:                 clip(text, d.o.MaxTextBytes),
-		SourceEventIDs:       d.oneID(eventID),
-		VerificationEventIDs: []string{},
-	})
+	d.active.put(label, awaiting{issued: true, label: label, callID: c.id, eventID: eventID})
 	if cmd := args.command; cmd != "" {
 		// An explicit command argument is a command whatever its first word.
 		if first, _, _ := strings.Cut(strings.TrimSpace(cmd), "\n"); first != "" && len(first) <= 200 {
