@@ -489,9 +489,9 @@ func decodeOutput(out any) (*semantic.Semantic, error) {
 		if x == nil {
 			break
 		}
-		return semantic.Parse(x.Map())
+		return semantic.Normalize(x)
 	case semantic.Semantic:
-		return semantic.Parse(x.Map())
+		return semantic.Normalize(&x)
 	case map[string]any:
 		return semantic.Parse(x)
 	case string:
@@ -598,7 +598,7 @@ func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, r
 		cp.RetainedFromChatSeq = ptr(retained[0].ChatSeq)
 	}
 	if sem != nil {
-		h, err := canonical.Hash(sem.Map())
+		h, err := sem.Hash()
 		if err != nil {
 			return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output is not canonical JSON", err)
 		}

@@ -75,7 +75,7 @@ func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Re
 		}
 	}
 	b = append(b, `],"semantic":`...)
-	if b, err = canonical.AppendEncode(b, semanticValue(sem)); err != nil {
+	if b, err = sem.AppendCanonical(b); err != nil {
 		return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
 	}
 	return Rendered{Bytes: append(b, '}')}, nil
@@ -113,7 +113,7 @@ func (openAIChatRenderer) Render(sem *semantic.Semantic, events []InputEvent) (R
 	messages := make([]any, 0, len(events)+1)
 	var checkpointBytes int64
 	if sem != nil {
-		body, err := canonical.Encode(sem.Map())
+		body, err := sem.AppendCanonical(nil)
 		if err != nil {
 			return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
 		}

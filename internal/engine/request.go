@@ -347,7 +347,7 @@ func checkPreviousSemantic(r *Request) error {
 	if r.PreviousSemantic == nil {
 		return nil
 	}
-	if _, err := semantic.Parse(r.PreviousSemantic.Map()); err != nil {
+	if err := r.PreviousSemantic.Validate(); err != nil {
 		return asSemanticError(err)
 	}
 	return nil

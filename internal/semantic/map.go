@@ -37,7 +37,16 @@ var _ canonical.Valuer = (*Semantic)(nil)
 // Hash returns the semantic_hash of s: the lowercase hex SHA-256 of the
 // canonical encoding of its Map. It fails only when s holds invalid UTF-8.
 func (s *Semantic) Hash() (string, error) {
-	return canonical.Hash(s.Map())
+	if s == nil {
+		// A nil s maps to a nil map, which encodes as {}, not as null.
+		return canonical.Hash(s.Map())
+	}
+	bp, b, err := s.encodeScratch()
+	defer releaseScratch(bp, b)
+	if err != nil {
+		return "", err
+	}
+	return canonical.HashBytes(b), nil
 }
 
 // Map returns the closed coverage object.

@@ -108,13 +108,12 @@ func Parse(v any) (*Semantic, error) {
 }
 
 // Validate shape-checks a typed value (engine.md 6.5). It is what Parse does
-// after closed-field normalisation, applied to s's Map.
+// after closed-field normalisation, applied to s's Map (without building it).
 func (s *Semantic) Validate() error {
 	if s == nil {
 		return invalid(msgNotMap)
 	}
-	_, err := parseMap(s.Map())
-	return err
+	return s.validateShape()
 }
 
 func parseMap(m map[string]any) (*Semantic, error) {

@@ -1,10 +1,10 @@
 package semantic
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
-	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
@@ -235,39 +235,99 @@ func equalOmission(a, b *SecretOmission) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-// entryLists returns every list whose entries must be unique, as plain maps.
-func entryLists(s *Semantic) [][]any {
-	return [][]any{
-		mapList(s.Objective), mapList(s.UserRequests), mapList(s.Constraints), mapList(s.Decisions),
-		mapList(s.Progress.Completed), mapList(s.Progress.Active), mapList(s.Progress.Blocked),
-		mapList(s.Progress.Pending), mapList(s.CriticalContext), mapList(s.Errors), mapList(s.ArtifactRefs),
-	}
-}
-
 // uniqueEntries rejects two entries of one list with the same canonical
-// encoding (equal encodings are exactly equal canonical hashes).
+// encoding. It compares the typed entries instead of encoding them: Validate
+// has shape-checked s first, so every string is valid UTF-8, whose
+// canonical encoding is one-to-one, and the only values Map merges, a nil
+// and an empty id list, compare equal.
 func uniqueEntries(s *Semantic) error {
-	for _, entries := range entryLists(s) {
-		seen := make(map[string]bool, len(entries))
-		for _, e := range entries {
-			b, err := canonical.Encode(e)
-			if err != nil {
-				return errcode.Wrap(errcode.InvalidSemantic, msgNotCanonical, err)
-			}
-			if seen[string(b)] {
-				return invalid(msgDuplicates)
-			}
-			seen[string(b)] = true
-		}
+	p := s.Progress
+	if hasDuplicate(s.Objective, compareSourced) || hasDuplicate(s.UserRequests, compareUserRequests) ||
+		hasDuplicate(s.Constraints, compareSourced) || hasDuplicate(s.Decisions, compareDecisions) ||
+		hasDuplicate(p.Completed, compareProgressItems) || hasDuplicate(p.Active, compareProgressItems) ||
+		hasDuplicate(p.Blocked, compareProgressItems) || hasDuplicate(p.Pending, compareProgressItems) ||
+		hasDuplicate(s.CriticalContext, compareSourced) || hasDuplicate(s.Errors, compareErrors) ||
+		hasDuplicate(s.ArtifactRefs, compareArtifactRefs) {
+		return invalid(msgDuplicates)
 	}
 	return nil
+}
+
+// hasDuplicate reports whether two entries of list compare equal. It sorts
+// the entries' indices, so a long list costs n log n comparisons, not n².
+func hasDuplicate[T any](list []T, compare func(a, b *T) int) bool {
+	if len(list) < 2 {
+		return false
+	}
+	order := make([]int, len(list))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return compare(&list[i], &list[j]) })
+	for k := 1; k < len(order); k++ {
+		if compare(&list[order[k-1]], &list[order[k]]) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func compareSourced(a, b *Sourced) int {
+	return cmp.Or(strings.Compare(a.Text, b.Text), slices.Compare(a.SourceEventIDs, b.SourceEventIDs))
+}
+
+func compareUserRequests(a, b *UserRequest) int {
+	return cmp.Or(strings.Compare(a.SourceEventID, b.SourceEventID), strings.Compare(a.Status, b.Status),
+		compareNullable(a.ExactExcerpt, b.ExactExcerpt), compareOmissions(a.SecretOmission, b.SecretOmission))
+}
+
+func compareDecisions(a, b *Decision) int {
+	return cmp.Or(strings.Compare(a.Text, b.Text), compareNullable(a.Rationale, b.Rationale),
+		slices.Compare(a.SourceEventIDs, b.SourceEventIDs))
+}
+
+func compareProgressItems(a, b *ProgressItem) int {
+	return cmp.Or(strings.Compare(a.Text, b.Text), slices.Compare(a.SourceEventIDs, b.SourceEventIDs),
+		slices.Compare(a.VerificationEventIDs, b.VerificationEventIDs))
+}
+
+func compareErrors(a, b *ErrorEntry) int {
+	return cmp.Or(strings.Compare(a.Message, b.Message), strings.Compare(a.Status, b.Status),
+		slices.Compare(a.SourceEventIDs, b.SourceEventIDs))
+}
+
+func compareArtifactRefs(a, b *ArtifactRef) int {
+	return cmp.Or(strings.Compare(a.ArtifactID, b.ArtifactID), strings.Compare(a.Purpose, b.Purpose),
+		slices.Compare(a.SourceEventIDs, b.SourceEventIDs))
+}
+
+// compareNullable orders null before every string.
+func compareNullable(a, b *string) int {
+	if a == nil || b == nil {
+		return cmp.Compare(boolRank(a != nil), boolRank(b != nil))
+	}
+	return strings.Compare(*a, *b)
+}
+
+func compareOmissions(a, b *SecretOmission) int {
+	if a == nil || b == nil {
+		return cmp.Compare(boolRank(a != nil), boolRank(b != nil))
+	}
+	return cmp.Or(strings.Compare(a.Class, b.Class), strings.Compare(a.SourceSpanHash, b.SourceSpanHash))
+}
+
+func boolRank(present bool) int {
+	if present {
+		return 1
+	}
+	return 0
 }
 
 func withinSize(s *Semantic, maxBytes int) error {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	size, err := canonical.EncodedSize(s.Map())
+	size, err := s.encodedSize()
 	if err != nil {
 		return errcode.Wrap(errcode.InvalidSemantic, msgNotCanonical, err)
 	}
