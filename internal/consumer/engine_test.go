@@ -151,7 +151,7 @@ var _ LocalSummarizer = (*offline.Summarizer)(nil)
 
 // A local summarizer's calls leave nothing uncertain, so the ledger goes
 // from started to stored without summary_requested; a remote one's calls
-// are recorded first.
+// are recorded first. Only the last revision of an entry is kept.
 func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 	e := singleEnv(t)
 	e.realEngine = true
@@ -167,6 +167,7 @@ func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 	for _, c := range cases {
 		r := e.start(t, testConfig(), nil, c.s)
 		id := "calls-" + c.name
+		states := e.watchLedger(t, id)
 		e.publish(t, engineBody(t, id, "calls-"+c.name, "", 40, nil), id)
 		if ev := onlyEvent(t, e.awaitOutcome(t, id)); ev.str("kind") != "activated" {
 			t.Fatalf("%s: %v", c.name, ev.Body)
@@ -175,8 +176,16 @@ func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 		if err := r.wait(t); err != nil {
 			t.Fatalf("%s: stop: %v", c.name, err)
 		}
-		if got := e.ledgerStates(t, id); !slices.Equal(got, c.want) {
+		if got := states(); !slices.Equal(got, c.want) {
 			t.Errorf("%s summarizer: ledger states %v, want %v", c.name, got, c.want)
 		}
+	}
+	// Superseded revisions (the stored plan is the largest) are not kept.
+	status, err := e.stores.Ledger.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status.Values() != uint64(len(cases)) {
+		t.Errorf("ledger keeps %d values for %d requests, want one each", status.Values(), len(cases))
 	}
 }

@@ -354,27 +354,50 @@ func (e *env) ledgerEntry(t testing.TB, id string) *ledger.Entry {
 	return en
 }
 
-// ledgerStates lists the states a request's ledger entry went through, from
-// the bucket's history.
-func (e *env) ledgerStates(t testing.TB, id string) []ledger.State {
+// watchLedger follows a request's ledger entry from now on; the returned
+// function waits until the entry reached a terminal state and returns
+// every state it went through.
+func (e *env) watchLedger(t testing.TB, id string) (states func() []ledger.State) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	key, err := lanes.IDKey(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	history, err := e.stores.Ledger.History(ctx, key)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	w, err := e.stores.Ledger.Watch(ctx, key)
 	if err != nil {
-		t.Fatalf("ledger history: %v", err)
+		cancel()
+		t.Fatalf("watch ledger: %v", err)
 	}
-	var states []ledger.State
-	for _, h := range history {
-		var en ledger.Entry
-		mustJSON(t, h.Value(), &en)
-		states = append(states, en.State)
+	// The watch follows changes only once it delivered the values present
+	// when it began (none, for a new request), marked by a nil.
+	select {
+	case u := <-w.Updates():
+		if u != nil {
+			t.Fatalf("ledger of %s exists already", id)
+		}
+	case <-ctx.Done():
+		t.Fatal("ledger watch did not start")
 	}
-	return states
+	return func() []ledger.State {
+		t.Helper()
+		defer cancel()
+		defer func() { _ = w.Stop() }()
+		var seen []ledger.State
+		for {
+			select {
+			case u := <-w.Updates():
+				var en ledger.Entry
+				mustJSON(t, u.Value(), &en)
+				seen = append(seen, en.State)
+				if en.State.Terminal() {
+					return seen
+				}
+			case <-ctx.Done():
+				t.Fatalf("ledger of %s never reached a terminal state: %v", id, seen)
+			}
+		}
+	}
 }
 
 // onlyEvent asserts that evs holds exactly one event and returns it.

@@ -123,9 +123,14 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		dst *jetstream.KeyValue
 		cfg jetstream.KeyValueConfig
 	}{
-		{&s.Heads, kvConfig(BucketHeads, "active checkpoint, generation and outbox of each lane", 5, o)},
+		// Every bucket keeps one revision per key. A superseded head (its
+		// outbox records already published) or ledger entry (the stored plan
+		// with its records and checkpoint, ~6x the final entry) has no use
+		// once the next revision is written; the lane's history is the
+		// checkpoints' parent chain.
+		{&s.Heads, kvConfig(BucketHeads, "active checkpoint, generation and outbox of each lane", 1, o)},
 		{&s.Checkpoints, kvConfig(BucketCheckpoints, "immutable checkpoints by id", 1, o)},
-		{&s.Ledger, kvConfig(BucketLedger, "content hash and attempt state of each request", 5, o)},
+		{&s.Ledger, kvConfig(BucketLedger, "content hash and attempt state of each request", 1, o)},
 		{&s.Facts, kvConfig(BucketFacts, "harvested facts by scope and slug", 1, o)},
 	}
 	for _, kv := range kvs {

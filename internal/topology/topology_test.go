@@ -11,7 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-func TestEnsureIsIdempotent(t *testing.T) {
+func embedded(t *testing.T) jetstream.JetStream {
+	t.Helper()
 	s, err := natsrv.Start(natsrv.Config{DataDir: t.TempDir(), Listen: natsrv.ListenNone, ReadyTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +27,11 @@ func TestEnsureIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return js
+}
+
+func TestEnsureIsIdempotent(t *testing.T) {
+	js := embedded(t)
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
 		if _, err := topology.Ensure(ctx, js, topology.DefaultOptions()); err != nil {
@@ -61,6 +67,41 @@ func TestOptionsValidate(t *testing.T) {
 		err := o.Validate()
 		if err == nil || !strings.HasPrefix(err.Error(), "topology: ") {
 			t.Errorf("Validate(%+v) = %v, want a topology error", o, err)
+		}
+	}
+}
+
+// Buckets made by an earlier Cairn kept five revisions per key; Ensure
+// lowers that to one, and the superseded revisions go.
+func TestEnsureKeepsOneRevisionPerKey(t *testing.T) {
+	js := embedded(t)
+	ctx := context.Background()
+	for _, bucket := range []string{topology.BucketHeads, topology.BucketLedger} {
+		kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 5, Storage: jetstream.FileStorage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []string{"a", "b", "c"} {
+			if _, err := kv.Put(ctx, "k", []byte(v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, kv := range map[string]jetstream.KeyValue{topology.BucketHeads: stores.Heads, topology.BucketLedger: stores.Ledger} {
+		status, err := kv.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		history, err := kv.History(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status.History() != 1 || len(history) != 1 || string(history[0].Value()) != "c" {
+			t.Errorf("%s: history setting %d, %d revisions kept, want the last one only", name, status.History(), len(history))
 		}
 	}
 }
