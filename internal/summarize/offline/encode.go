@@ -24,7 +24,7 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if plainJSON[c] {
 			i++
 			continue
 		}
@@ -53,6 +53,15 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// plainJSON marks the bytes a JSON string holds as they are: ASCII but the
+// control characters, quote and backslash.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // appendEscape appends the escape of an ASCII control character, quote or
 // backslash.

@@ -43,6 +43,10 @@ var fileExtensions = map[string]bool{
 	"conf": true, "env": true, "xml": true, "csv": true, "tf": true, "exs": true, "ex": true,
 }
 
+// maxExtension is the length of the longest of fileExtensions: a longer
+// ext, such as the method of "ctx.Err", needs no lookup.
+const maxExtension = 5
+
 // scanIdentifiers calls emit for every identifier in text: backticked
 // commands, "$ " command lines, URLs, paths, ids and versions.
 func scanIdentifiers(text string, emit func(kind, string)) {
@@ -322,7 +326,7 @@ func path(tok string) (string, bool) {
 	}
 	slashes := strings.Count(tok, "/")
 	switch {
-	case fileExtensions[ext]:
+	case len(ext) <= maxExtension && fileExtensions[ext]:
 		return tok, true
 	case slashes >= 2 && !strings.HasSuffix(tok, "..."):
 		return tok, true

@@ -20,3 +20,14 @@ func TestLowerArenaMatchesToLower(t *testing.T) {
 		}
 	}
 }
+
+// path skips the lookup of extensions longer than maxExtension.
+func TestMaxExtension(t *testing.T) {
+	longest := 0
+	for ext := range fileExtensions {
+		longest = max(longest, len(ext))
+	}
+	if longest != maxExtension {
+		t.Errorf("longest file extension has %d bytes, maxExtension is %d", longest, maxExtension)
+	}
+}
