@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -67,18 +69,51 @@ func eventError(message string) *errcode.Error { return errcode.New(errcode.Inva
 // ContentHashOf returns the content hash the contract requires for these
 // fields: the canonical hash of {artifact_ids, content, tool, truncated}.
 func ContentHashOf(content *string, tool map[string]any, artifactIDs []string, truncated bool) (string, error) {
-	bp := scratchPool.Get().(*[]byte)
-	b, err := appendContentPayload((*bp)[:0], content, tool, artifactIDs, truncated)
-	hash := ""
-	if err == nil {
-		hash = canonical.HashBytes(b)
+	sum, err := contentSum(content, tool, artifactIDs, truncated)
+	if err != nil {
+		return "", err
 	}
-	if cap(b) <= maxPooledScratch {
-		*bp = b[:0]
-		scratchPool.Put(bp)
-	}
-	return hash, err
+	return string(sum[:]), nil
 }
+
+// contentSum is ContentHashOf's hash as a hexSum.
+func contentSum(content *string, tool map[string]any, artifactIDs []string, truncated bool) (hexSum, error) {
+	bp := getScratch()
+	b, err := appendContentPayload(*bp, content, tool, artifactIDs, truncated)
+	var sum hexSum
+	if err == nil {
+		sum = sumOf(b)
+	}
+	putScratch(bp, b)
+	return sum, err
+}
+
+// provenanceSum is canonical.Hash(provenance) as a hexSum.
+func provenanceSum(provenance any) (hexSum, error) {
+	bp := getScratch()
+	b, err := canonical.AppendEncode(*bp, provenance)
+	var sum hexSum
+	if err == nil {
+		sum = sumOf(b)
+	}
+	putScratch(bp, b)
+	return sum, err
+}
+
+// hexSum is a SHA-256 in lowercase hex, as canonical.HashBytes returns it,
+// held in an array: validating an event compares two hashes with the
+// event's fields, which then allocates nothing.
+type hexSum [2 * sha256.Size]byte
+
+func sumOf(b []byte) hexSum {
+	sum := sha256.Sum256(b)
+	var h hexSum
+	hex.Encode(h[:], sum[:])
+	return h
+}
+
+// matches reports whether text is this hash.
+func (h *hexSum) matches(text string) bool { return string(h[:]) == text }
 
 // errToolNotCanonical reports a tool object outside canonical JSON.
 var errToolNotCanonical = errors.New("tool object is not canonical JSON")
@@ -142,14 +177,14 @@ func (e InputEvent) Validate() error {
 	if e.Role != RoleUser && e.Role != RoleAssistant && e.Role != RoleTool {
 		return eventError("event role is invalid")
 	}
-	provenanceHash, err := canonical.Hash(e.Provenance)
+	provenanceHash, err := provenanceSum(e.Provenance)
 	if err != nil {
 		return eventError("event provenance is invalid")
 	}
 	if !isHash64(e.ProvenanceSHA256) || !isHash64(e.ContentHash) {
 		return eventError("event hashes are invalid")
 	}
-	if provenanceHash != e.ProvenanceSHA256 {
+	if !provenanceHash.matches(e.ProvenanceSHA256) {
 		return eventError("provenance hash does not match")
 	}
 	return e.validateContent()
@@ -159,7 +194,7 @@ func (e InputEvent) validateContent() error {
 	if e.Content != nil && (len(*e.Content) > MaxContentBytes || !utf8.ValidString(*e.Content)) {
 		return eventError("event content is invalid")
 	}
-	hash, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
+	hash, err := contentSum(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
 	if errors.Is(err, errToolNotCanonical) {
 		return eventError("event tool projection is invalid")
 	}
@@ -171,7 +206,7 @@ func (e InputEvent) validateContent() error {
 			return eventError("event artifact IDs are invalid")
 		}
 	}
-	if err != nil || hash != e.ContentHash {
+	if err != nil || !hash.matches(e.ContentHash) {
 		return eventError("content hash does not match")
 	}
 	if e.TokenCount != nil && *e.TokenCount < 0 {

@@ -74,15 +74,27 @@ var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return
 
 const maxPooledScratch = 2 << 20
 
-// viewSize is the byte length of the canonical encoding of e's view.
-func viewSize(e *InputEvent) (int, error) {
+// getScratch returns an empty pooled buffer.
+func getScratch() *[]byte {
 	bp := scratchPool.Get().(*[]byte)
-	b, err := appendView((*bp)[:0], e)
-	n := len(b)
+	*bp = (*bp)[:0]
+	return bp
+}
+
+// putScratch pools b, the buffer of bp after use, unless it grew too large.
+func putScratch(bp *[]byte, b []byte) {
 	if cap(b) <= maxPooledScratch {
 		*bp = b[:0]
 		scratchPool.Put(bp)
 	}
+}
+
+// viewSize is the byte length of the canonical encoding of e's view.
+func viewSize(e *InputEvent) (int, error) {
+	bp := getScratch()
+	b, err := appendView(*bp, e)
+	n := len(b)
+	putScratch(bp, b)
 	return n, err
 }
 
