@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -105,11 +106,9 @@ func (c *compaction) measureBefore() error {
 	if _, err := c.req.ModelProfile.EffectiveInputLimit(c.req.RequestedMaxOutputTokens); err != nil {
 		return err
 	}
-	rendered, err := c.render(c.req.PreviousSemantic, c.req.Events)
-	if err != nil {
-		return err
-	}
-	before, err := newBudget(c.req.ModelProfile, int64(len(rendered.Bytes)), rendered.Bytes, opts)
+	before, err := c.measure(c.req.PreviousSemantic, c.req.Events, func(r Rendered) (*ContextBudget, error) {
+		return newBudget(c.req.ModelProfile, int64(len(r.Bytes)), r.Bytes, opts)
+	})
 	c.before = before
 	return c.setLimit(err)
 }
@@ -191,11 +190,7 @@ func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
 	}
 	projected := make([]InputEvent, 0, len(c.req.Events))
 	projected = append(append(projected, projectedPrefix...), c.tail...)
-	rendered, err := c.render(c.req.PreviousSemantic, projected)
-	if err != nil {
-		return nil, err
-	}
-	after, err := c.laterBudget(rendered)
+	after, err := c.measure(c.req.PreviousSemantic, projected, c.laterBudget)
 	if err != nil {
 		return nil, err
 	}
@@ -280,11 +275,7 @@ func (c *compaction) summarizeAndCheck(projectedPrefix []InputEvent) (*Result, e
 	if sem, err = redactSemantic(sem); err != nil {
 		return nil, err
 	}
-	rendered, err := c.render(sem, c.tail)
-	if err != nil {
-		return nil, err
-	}
-	after, err := c.laterBudget(rendered)
+	after, err := c.measure(sem, c.tail, c.laterBudget)
 	if err != nil {
 		return nil, err
 	}
@@ -306,11 +297,7 @@ func (c *compaction) summarizeAndCheck(projectedPrefix []InputEvent) (*Result, e
 // can be cut (engine.md 0.2 item 9): if the tail with the previous summary
 // does not fit the post-compaction target, no compaction can help.
 func (c *compaction) checkTailAlone() error {
-	rendered, err := c.render(c.req.PreviousSemantic, c.tail)
-	if err != nil {
-		return err
-	}
-	after, err := c.laterBudget(rendered)
+	after, err := c.measure(c.req.PreviousSemantic, c.tail, c.laterBudget)
 	if err != nil {
 		return err
 	}
@@ -525,25 +512,51 @@ func redactSemantic(sem *semantic.Semantic) (*semantic.Semantic, error) {
 	return redacted, nil
 }
 
-// render calls the renderer, typing its failures.
-func (c *compaction) render(sem *semantic.Semantic, events []InputEvent) (r Rendered, err error) {
+// measure renders sem and events and measures the rendering with budget,
+// which must not keep the bytes. The engine renders canonical_v1 into a
+// pooled buffer, reused once measured, since budgets keep only counts.
+func (c *compaction) measure(sem *semantic.Semantic, events []InputEvent,
+	budget func(Rendered) (*ContextBudget, error)) (*ContextBudget, error) {
+	r, pooled, err := c.render(sem, events)
+	if err != nil {
+		return nil, err
+	}
+	b, err := budget(r)
+	if pooled != nil {
+		putRenderBuffer(pooled, r.Bytes)
+	}
+	return b, err
+}
+
+// render calls the renderer, typing its failures. pooled is the pooled
+// buffer holding r.Bytes when the engine rendered canonical_v1 itself.
+func (c *compaction) render(sem *semantic.Semantic, events []InputEvent) (r Rendered, pooled *[]byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r, err = Rendered{}, errcode.WithDetails(errcode.RenderError, "context renderer raised",
+			r, pooled, err = Rendered{}, nil, errcode.WithDetails(errcode.RenderError, "context renderer raised",
 				map[string]any{"panic": fmt.Sprint(p)})
 		}
 	}()
+	if _, ok := c.renderer.(canonicalRenderer); ok {
+		bp := getRenderBuffer()
+		b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(events)), sem, events)
+		if err != nil {
+			putRenderBuffer(bp, b)
+			return Rendered{}, nil, err
+		}
+		return Rendered{Bytes: b}, bp, nil
+	}
 	r, err = c.renderer.Render(sem, events)
 	if err != nil {
 		if errcode.As(err) != nil {
-			return Rendered{}, err
+			return Rendered{}, nil, err
 		}
-		return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+		return Rendered{}, nil, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
 	}
 	if r.Bytes == nil {
-		return Rendered{}, errcode.New(errcode.RenderError, "context renderer returned an invalid result")
+		return Rendered{}, nil, errcode.New(errcode.RenderError, "context renderer returned an invalid result")
 	}
-	return r, nil
+	return r, nil, nil
 }
 
 // checkpoint builds the candidate checkpoint (engine.md 6.7). lastCut is the

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync"
+
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/semantic"
@@ -63,22 +65,50 @@ type canonicalRenderer struct{}
 var _ Renderer = canonicalRenderer{}
 
 func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
-	b := make([]byte, 0, renderedSizeHint(events))
-	b = append(b, `{"events":[`...)
+	b, err := appendCanonicalRendering(make([]byte, 0, renderedSizeHint(events)), sem, events)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return Rendered{Bytes: b}, nil
+}
+
+// appendCanonicalRendering appends canonicalRenderer's rendering to dst.
+func appendCanonicalRendering(dst []byte, sem *semantic.Semantic, events []InputEvent) ([]byte, error) {
+	b := append(dst, `{"events":[`...)
 	var err error
 	for i := range events {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		if b, err = appendView(b, &events[i]); err != nil {
-			return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+			return b, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
 		}
 	}
 	b = append(b, `],"semantic":`...)
 	if b, err = sem.AppendCanonical(b); err != nil {
-		return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+		return b, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
 	}
-	return Rendered{Bytes: append(b, '}')}, nil
+	return append(b, '}'), nil
+}
+
+// renderPool holds the buffers of the engine's own canonical renderings;
+// one that grew past maxPooledRender for a huge lane is dropped.
+var renderPool = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledRender = 2 << 20
+
+func getRenderBuffer() *[]byte {
+	bp := renderPool.Get().(*[]byte)
+	*bp = (*bp)[:0]
+	return bp
+}
+
+// putRenderBuffer pools b, the buffer of bp after use.
+func putRenderBuffer(bp *[]byte, b []byte) {
+	if cap(b) <= maxPooledRender {
+		*bp = b[:0]
+		renderPool.Put(bp)
+	}
 }
 
 // renderedSizeHint guesses the canonical rendering's size from the events'
