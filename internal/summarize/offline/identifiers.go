@@ -139,6 +139,11 @@ func classify(tok string) (kind, string, bool) {
 	if !strings.HasSuffix(tok, "/...") {
 		tok = trimRightPunct(tok)
 	}
+	// Every kind below needs a marker; the one a token had may have been
+	// the full stop of a sentence, trimmed now.
+	if !hasMarker(tok) {
+		return 0, "", false
+	}
 	switch {
 	case len(tok) < 2:
 		return 0, "", false
@@ -153,6 +158,15 @@ func classify(tok string) (kind, string, bool) {
 		return kindFile, p, true
 	}
 	return 0, "", false
+}
+
+func hasMarker(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if markers[s[i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // punct is the punctuation trimmed around a token: .,;:!? (the dot only
