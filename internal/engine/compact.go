@@ -40,6 +40,7 @@ func Compact(ctx context.Context, req *Request, s Summarizer, now time.Time) (re
 		return nil, err
 	}
 	c := &compaction{ctx: ctx, req: req, policy: req.Policy, summarizer: s, renderer: renderer, now: now}
+	defer c.releaseViews()
 	return c.run()
 }
 
@@ -58,6 +59,12 @@ type compaction struct {
 	prefix   []InputEvent // original (unprojected) older events
 	tail     []InputEvent
 	manifest []ManifestEntry
+
+	// views are the canonical views of req.Events, encoded on first use;
+	// projected marks the prefix events projection replaced, whose views
+	// are not among them.
+	views     *laneViews
+	projected []bool
 }
 
 func (c *compaction) run() (*Result, error) {
@@ -70,13 +77,16 @@ func (c *compaction) run() (*Result, error) {
 		}
 		return c.skipped(reason), nil
 	}
-	cut := cutIndex(c.req.Events, c.tailBudget(), c.req.ActiveInputEventIDs)
+	cut := cutIndex(c.req.Events, c.tailBudget(), c.req.ActiveInputEventIDs, func(i int) (int64, error) {
+		return c.eventTokens(&c.req.Events[i], i)
+	})
 	c.prefix, c.tail = c.req.Events[:cut], c.req.Events[cut:]
 	projectedPrefix, manifest, err := projectPrefix(c.prefix)
 	if err != nil {
 		return nil, err
 	}
 	c.manifest = manifest
+	c.projected = projectedFlags(c.prefix, manifest)
 	if res, err := c.tryPrune(projectedPrefix); res != nil || err != nil {
 		return res, err
 	}
@@ -106,7 +116,7 @@ func (c *compaction) measureBefore() error {
 	if _, err := c.req.ModelProfile.EffectiveInputLimit(c.req.RequestedMaxOutputTokens); err != nil {
 		return err
 	}
-	before, err := c.measure(c.req.PreviousSemantic, c.req.Events, func(r Rendered) (*ContextBudget, error) {
+	before, err := c.measure(c.req.PreviousSemantic, c.req.Events, 0, func(r Rendered) (*ContextBudget, error) {
 		return newBudget(c.req.ModelProfile, int64(len(r.Bytes)), r.Bytes, opts)
 	})
 	c.before = before
@@ -190,7 +200,7 @@ func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
 	}
 	projected := make([]InputEvent, 0, len(c.req.Events))
 	projected = append(append(projected, projectedPrefix...), c.tail...)
-	after, err := c.measure(c.req.PreviousSemantic, projected, c.laterBudget)
+	after, err := c.measure(c.req.PreviousSemantic, projected, 0, c.laterBudget)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +240,7 @@ func (c *compaction) chunk(prefix []InputEvent, inputBudget int64) ([][]InputEve
 	var chunks [][]InputEvent
 	start, total := 0, int64(0)
 	for i := range prefix {
-		cost, err := prefix[i].EstimatedTokens()
+		cost, err := c.eventTokens(&prefix[i], i)
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +285,7 @@ func (c *compaction) summarizeAndCheck(projectedPrefix []InputEvent) (*Result, e
 	if sem, err = redactSemantic(sem); err != nil {
 		return nil, err
 	}
-	after, err := c.measure(sem, c.tail, c.laterBudget)
+	after, err := c.measure(sem, c.tail, len(c.prefix), c.laterBudget)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +307,7 @@ func (c *compaction) summarizeAndCheck(projectedPrefix []InputEvent) (*Result, e
 // can be cut (engine.md 0.2 item 9): if the tail with the previous summary
 // does not fit the post-compaction target, no compaction can help.
 func (c *compaction) checkTailAlone() error {
-	after, err := c.measure(c.req.PreviousSemantic, c.tail, c.laterBudget)
+	after, err := c.measure(c.req.PreviousSemantic, c.tail, len(c.prefix), c.laterBudget)
 	if err != nil {
 		return err
 	}
@@ -512,12 +522,14 @@ func redactSemantic(sem *semantic.Semantic) (*semantic.Semantic, error) {
 	return redacted, nil
 }
 
-// measure renders sem and events and measures the rendering with budget,
-// which must not keep the bytes. The engine renders canonical_v1 into a
-// pooled buffer, reused once measured, since budgets keep only counts.
-func (c *compaction) measure(sem *semantic.Semantic, events []InputEvent,
+// measure renders sem and events, the lane's events from index first on
+// as this compaction holds them, and measures the rendering with budget,
+// which must not keep the bytes. The engine renders canonical_v1 itself
+// from the lane's views, after them or into a pooled buffer reused once
+// measured, since budgets keep only counts.
+func (c *compaction) measure(sem *semantic.Semantic, events []InputEvent, first int,
 	budget func(Rendered) (*ContextBudget, error)) (*ContextBudget, error) {
-	r, pooled, err := c.render(sem, events)
+	r, pooled, err := c.render(sem, events, first)
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +542,7 @@ func (c *compaction) measure(sem *semantic.Semantic, events []InputEvent,
 
 // render calls the renderer, typing its failures. pooled is the pooled
 // buffer holding r.Bytes when the engine rendered canonical_v1 itself.
-func (c *compaction) render(sem *semantic.Semantic, events []InputEvent) (r Rendered, pooled *[]byte, err error) {
+func (c *compaction) render(sem *semantic.Semantic, events []InputEvent, first int) (r Rendered, pooled *[]byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			r, pooled, err = Rendered{}, nil, errcode.WithDetails(errcode.RenderError, "context renderer raised",
@@ -538,13 +550,7 @@ func (c *compaction) render(sem *semantic.Semantic, events []InputEvent) (r Rend
 		}
 	}()
 	if _, ok := c.renderer.(canonicalRenderer); ok {
-		bp := getRenderBuffer()
-		b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(events)), sem, events)
-		if err != nil {
-			putRenderBuffer(bp, b)
-			return Rendered{}, nil, err
-		}
-		return Rendered{Bytes: b}, bp, nil
+		return c.renderCanonical(sem, events, first)
 	}
 	r, err = c.renderer.Render(sem, events)
 	if err != nil {
@@ -557,6 +563,87 @@ func (c *compaction) render(sem *semantic.Semantic, events []InputEvent) (r Rend
 		return Rendered{}, nil, errcode.New(errcode.RenderError, "context renderer returned an invalid result")
 	}
 	return r, nil, nil
+}
+
+// renderCanonical renders canonical_v1 from the lane's views: the whole
+// unprojected lane in place after them, other lanes into a pooled buffer.
+func (c *compaction) renderCanonical(sem *semantic.Semantic, events []InputEvent, first int) (Rendered, *[]byte, error) {
+	if first == 0 && len(events) == len(c.req.Events) && c.projected == nil {
+		if r, ok, err := c.laneViews().renderInPlace(sem); ok {
+			return r, nil, err
+		}
+	}
+	bp := getRenderBuffer()
+	b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(events)), sem, len(events),
+		func(dst []byte, j int) ([]byte, error) { return c.appendEventView(dst, &events[j], first+j) })
+	if err != nil {
+		putRenderBuffer(bp, b)
+		return Rendered{}, nil, err
+	}
+	return Rendered{Bytes: b}, bp, nil
+}
+
+// laneViews returns the views of the request's events, encoding them on
+// first use.
+func (c *compaction) laneViews() *laneViews {
+	if c.views == nil {
+		c.views = encodeViews(c.req.Events)
+	}
+	return c.views
+}
+
+func (c *compaction) releaseViews() {
+	if c.views != nil {
+		c.views.release()
+		c.views = nil
+	}
+}
+
+// isProjected reports whether the lane's event i was replaced by projection.
+func (c *compaction) isProjected(i int) bool { return i < len(c.projected) && c.projected[i] }
+
+// appendEventView appends the canonical view of e, the lane's event i as
+// this compaction holds it: its encoded view unless projection replaced it.
+func (c *compaction) appendEventView(dst []byte, e *InputEvent, i int) ([]byte, error) {
+	if c.isProjected(i) {
+		return appendView(dst, e)
+	}
+	view, err := c.laneViews().view(i)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, view...), nil
+}
+
+// eventTokens is e.EstimatedTokens() for e, the lane's event i as this
+// compaction holds it, measured from its encoded view unless projected.
+func (c *compaction) eventTokens(e *InputEvent, i int) (int64, error) {
+	if e.TokenCount != nil && *e.TokenCount >= 0 || c.isProjected(i) {
+		return e.EstimatedTokens()
+	}
+	view, err := c.laneViews().view(i)
+	if err != nil {
+		return 0, errcode.Wrap(errcode.InvalidEvent, "event is not canonical JSON", err)
+	}
+	return int64(len(view)), nil
+}
+
+// projectedFlags marks the prefix events that manifest, which lists them
+// in lane order and by their unique ids, records as projected; nil when
+// none is.
+func projectedFlags(prefix []InputEvent, manifest []ManifestEntry) []bool {
+	if len(manifest) == 0 {
+		return nil
+	}
+	flags := make([]bool, len(prefix))
+	next := 0
+	for i := range prefix {
+		if next < len(manifest) && manifest[next].EventID == prefix[i].EventID {
+			flags[i] = true
+			next++
+		}
+	}
+	return flags
 }
 
 // checkpoint builds the candidate checkpoint (engine.md 6.7). lastCut is the

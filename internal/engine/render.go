@@ -65,22 +65,25 @@ type canonicalRenderer struct{}
 var _ Renderer = canonicalRenderer{}
 
 func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
-	b, err := appendCanonicalRendering(make([]byte, 0, renderedSizeHint(events)), sem, events)
+	b, err := appendCanonicalRendering(make([]byte, 0, renderedSizeHint(events)), sem, len(events),
+		func(dst []byte, i int) ([]byte, error) { return appendView(dst, &events[i]) })
 	if err != nil {
 		return Rendered{}, err
 	}
 	return Rendered{Bytes: b}, nil
 }
 
-// appendCanonicalRendering appends canonicalRenderer's rendering to dst.
-func appendCanonicalRendering(dst []byte, sem *semantic.Semantic, events []InputEvent) ([]byte, error) {
+// appendCanonicalRendering appends canonicalRenderer's rendering of sem
+// and n events to dst; appendEvent appends the view of event i.
+func appendCanonicalRendering(dst []byte, sem *semantic.Semantic, n int,
+	appendEvent func(dst []byte, i int) ([]byte, error)) ([]byte, error) {
 	b := append(dst, `{"events":[`...)
 	var err error
-	for i := range events {
+	for i := range n {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if b, err = appendView(b, &events[i]); err != nil {
+		if b, err = appendEvent(b, i); err != nil {
 			return b, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
 		}
 	}

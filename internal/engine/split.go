@@ -12,15 +12,16 @@ import "math"
 // after that cut pulls the cut back to it. Finally a cut landing on a tool
 // event moves back to the nearest older non-tool event, if any.
 func SplitTail(events []InputEvent, budget int64, activeIDs []string) (prefix, tail []InputEvent) {
-	cut := cutIndex(events, budget, activeIDs)
+	cut := cutIndex(events, budget, activeIDs, func(i int) (int64, error) { return events[i].EstimatedTokens() })
 	return events[:cut], events[cut:]
 }
 
-func cutIndex(events []InputEvent, budget int64, activeIDs []string) int {
+// cutIndex is SplitTail's cut; cost(i) is events[i].EstimatedTokens().
+func cutIndex(events []InputEvent, budget int64, activeIDs []string, cost func(i int) (int64, error)) int {
 	if len(events) == 0 {
 		return 0
 	}
-	cut := min(budgetFirst(events, budget), protectedFirst(events, activeIDs))
+	cut := min(budgetFirst(events, budget, cost), protectedFirst(events, activeIDs))
 	cut = expandToolPairs(events, cut)
 	return safeBoundary(events, cut)
 }
@@ -28,11 +29,11 @@ func cutIndex(events []InputEvent, budget int64, activeIDs []string) int {
 // budgetFirst scans from the newest event back, adding events while they fit
 // the budget (the newest always), and returns the index of the oldest added.
 // The first event that does not fit closes the scan.
-func budgetFirst(events []InputEvent, budget int64) int {
+func budgetFirst(events []InputEvent, budget int64, eventCost func(i int) (int64, error)) int {
 	first := len(events) - 1
 	var total int64
 	for i := len(events) - 1; i >= 0; i-- {
-		cost, err := events[i].EstimatedTokens()
+		cost, err := eventCost(i)
 		if err != nil {
 			cost = math.MaxInt64 // an unmeasurable event never fits
 		}

@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/semantic"
 )
 
 // appendView appends the canonical encoding of e's 13-key view (keys in
@@ -119,4 +122,74 @@ func appendOptionalString(dst []byte, s *string) ([]byte, error) {
 		return append(dst, "null"...), nil
 	}
 	return canonical.AppendString(dst, *s)
+}
+
+// laneViews holds the canonical view of every event of a request, encoded
+// once per compaction: the before budget renders them all, and the cut,
+// chunking and later renderings measure and render most of them again.
+// They are laid out as the canonical rendering of the whole lane begins,
+// so that the before budget can measure them in place.
+type laneViews struct {
+	enc  []byte        // {"events":[ and the views, comma separated
+	ends []int         // where event i's view ends in enc
+	errs map[int]error // why event i has no canonical view (its view is empty)
+	buf  *[]byte       // the pooled buffer enc lives in
+}
+
+const renderingHead = `{"events":[`
+
+func encodeViews(events []InputEvent) *laneViews {
+	v := &laneViews{ends: make([]int, len(events)), buf: getRenderBuffer()}
+	b := append(slices.Grow(*v.buf, renderedSizeHint(events)), renderingHead...)
+	for i := range events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		next, err := appendView(b, &events[i])
+		if err != nil {
+			if v.errs == nil {
+				v.errs = map[int]error{}
+			}
+			v.errs[i] = err
+			next = b
+		}
+		b = next
+		v.ends[i] = len(b)
+	}
+	v.enc = b
+	return v
+}
+
+// view returns event i's encoded view, or why it has none.
+func (v *laneViews) view(i int) ([]byte, error) {
+	if err := v.errs[i]; err != nil {
+		return nil, err
+	}
+	start := len(renderingHead)
+	if i > 0 {
+		start = v.ends[i-1] + 1 // past the comma
+	}
+	return v.enc[start:v.ends[i]], nil
+}
+
+// renderInPlace returns the canonical rendering of the whole lane with sem,
+// written after the views, valid until the next rendering in place; ok is
+// false when an event has no view.
+func (v *laneViews) renderInPlace(sem *semantic.Semantic) (r Rendered, ok bool, err error) {
+	if len(v.errs) > 0 {
+		return Rendered{}, false, nil
+	}
+	b, err := sem.AppendCanonical(append(v.enc, `],"semantic":`...))
+	if err != nil {
+		return Rendered{}, true, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+	}
+	b = append(b, '}')
+	v.enc = b[:len(v.enc)] // the same views, in the buffer the rendering may have grown
+	return Rendered{Bytes: b}, true, nil
+}
+
+// release returns the views' buffer to the pool; v is unusable after.
+func (v *laneViews) release() {
+	putRenderBuffer(v.buf, v.enc)
+	v.enc, v.buf = nil, nil
 }
