@@ -94,11 +94,13 @@ func appendCanonicalRendering(dst []byte, sem *semantic.Semantic, n int,
 	return append(b, '}'), nil
 }
 
-// renderPool holds the buffers of the engine's own canonical renderings;
-// one that grew past maxPooledRender for a huge lane is dropped.
+// renderPool holds the buffers of the engine's own canonical renderings
+// and lane views. maxPooledRender keeps the renderings of the largest lanes
+// (10 000 events of a few hundred bytes) pooled, so that their cost stays
+// proportional to the lane's; a buffer that grew past it is dropped.
 var renderPool = sync.Pool{New: func() any { return new([]byte) }}
 
-const maxPooledRender = 2 << 20
+const maxPooledRender = 16 << 20
 
 func getRenderBuffer() *[]byte {
 	bp := renderPool.Get().(*[]byte)
