@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"strconv"
@@ -62,6 +64,57 @@ type benchReport struct {
 	P50, P99        time.Duration `json:"-"`
 	P50ms, P99ms    float64
 	RSSSamplesMiB   []float64 `json:"rss_mib"`
+	// Heap samples the Go runtime's view of memory at the same instants as
+	// RSSSamplesMiB: what the resident size is made of.
+	Heap []heapSample `json:"heap"`
+}
+
+// heapSample is one reading of the runtime's memory classes, in MiB.
+type heapSample struct {
+	// Live is the heap marked live by the last GC (objects allocated while it
+	// marked included), Goal the heap size at which the next GC starts:
+	// without a memory limit, Live × (1 + GOGC/100).
+	Live float64 `json:"live_mib"`
+	Goal float64 `json:"goal_mib"`
+	// Objects is the heap in use now, Unused the space in spans not taken by
+	// objects, Free the free pages not yet returned to the OS, Released the
+	// free pages returned.
+	Objects  float64 `json:"objects_mib"`
+	Unused   float64 `json:"unused_mib"`
+	Free     float64 `json:"free_mib"`
+	Released float64 `json:"released_mib"`
+	// Stacks are goroutine stacks; Total everything the runtime has mapped,
+	// released pages included.
+	Stacks float64 `json:"stacks_mib"`
+	Total  float64 `json:"total_mib"`
+}
+
+// heapMetrics are read in heapSample's field order.
+var heapMetrics = []string{
+	"/gc/heap/live:bytes",
+	"/gc/heap/goal:bytes",
+	"/memory/classes/heap/objects:bytes",
+	"/memory/classes/heap/unused:bytes",
+	"/memory/classes/heap/free:bytes",
+	"/memory/classes/heap/released:bytes",
+	"/memory/classes/heap/stacks:bytes",
+	"/memory/classes/total:bytes",
+}
+
+// readHeap samples heapMetrics.
+func readHeap() heapSample {
+	samples := make([]metrics.Sample, len(heapMetrics))
+	for i, name := range heapMetrics {
+		samples[i].Name = name
+	}
+	metrics.Read(samples)
+	mib := make([]float64, len(samples))
+	for i, x := range samples {
+		if x.Value.Kind() == metrics.KindUint64 {
+			mib[i] = math.Round(float64(x.Value.Uint64())/(1<<20)*10) / 10
+		}
+	}
+	return heapSample{Live: mib[0], Goal: mib[1], Objects: mib[2], Unused: mib[3], Free: mib[4], Released: mib[5], Stacks: mib[6], Total: mib[7]}
 }
 
 func runBench(ctx context.Context, args []string, io stdio) int {
@@ -113,6 +166,11 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.out, "  published at %.1f requests/s\n", c.rate)
 	}
 	fmt.Fprintf(io.out, "  resident memory (MiB) over the run: %s (peak %.0f; --json has every second)\n", formatSamples(report.RSSSamplesMiB), slices.Max(append([]float64{0}, report.RSSSamplesMiB...)))
+	live, goal := make([]float64, len(report.Heap)), make([]float64, len(report.Heap))
+	for i, h := range report.Heap {
+		live[i], goal[i] = h.Live, h.Goal
+	}
+	fmt.Fprintf(io.out, "  heap marked live by the last GC (MiB): %s; next GC at: %s (--json has the rest)\n", formatSamples(live), formatSamples(goal))
 	return 0
 }
 
@@ -185,6 +243,11 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	followed := make(chan error, 1)
 	go func() {
 		followed <- events.Follow(followCtx, js, events.FollowOptions{StartTime: &start}, func(ev events.Event) error {
+			// Follow looks at its context only when no event is waiting, so
+			// a run whose outcomes keep coming would outlast --timeout.
+			if err := followCtx.Err(); err != nil {
+				return err
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			t0, ok := published[ev.RequestID()]
@@ -223,7 +286,7 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	report.P50, report.P99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
 	report.P50ms, report.P99ms = float64(report.P50.Microseconds())/1000, float64(report.P99.Microseconds())/1000
-	report.RSSSamplesMiB = rss.stop()
+	report.RSSSamplesMiB, report.Heap = rss.stop()
 	return report, nil
 }
 
@@ -275,10 +338,12 @@ func (d *delayed) wait(n int64) time.Duration {
 	return d.latency - d.spread/2 + time.Duration(n*7919%steps)*d.spread/(steps-1)
 }
 
-// rssSampler reads the process's resident memory once a second.
+// rssSampler reads the process's resident memory and the runtime's memory
+// classes once a second.
 type rssSampler struct {
 	mu      sync.Mutex
 	samples []float64
+	heap    []heapSample
 	done    chan struct{}
 	once    sync.Once
 }
@@ -303,17 +368,19 @@ func newRSSSampler() *rssSampler {
 
 func (s *rssSampler) sample() {
 	if mib, ok := residentMiB(); ok {
+		h := readHeap()
 		s.mu.Lock()
 		s.samples = append(s.samples, mib)
+		s.heap = append(s.heap, h)
 		s.mu.Unlock()
 	}
 }
 
-func (s *rssSampler) stop() []float64 {
+func (s *rssSampler) stop() ([]float64, []heapSample) {
 	s.once.Do(func() { s.sample(); close(s.done) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]float64(nil), s.samples...)
+	return append([]float64(nil), s.samples...), append([]heapSample(nil), s.heap...)
 }
 
 // residentMiB reads VmRSS from /proc (Linux only).

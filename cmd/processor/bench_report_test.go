@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,5 +62,60 @@ func TestSteadyRateLeavesOutRampAndTail(t *testing.T) {
 	}
 	if got := steadyRate(ended[:5], 7); got != 7 {
 		t.Fatalf("too few completions: %.2f, want the whole-run rate", got)
+	}
+}
+
+// --timeout ends a run whose outcomes keep arriving: following the events
+// must not wait for the last request.
+func TestBenchTimeoutEndsAFlowingRun(t *testing.T) {
+	// 400 requests at 50 ms each on one worker: about 20 s of outcomes,
+	// one every 50 ms, long after the 2 s timeout.
+	var out, errOut bytes.Buffer
+	args := []string{"--requests", "400", "--events", "40", "--workers", "1", "--model-latency", "50ms", "--timeout", "2s"}
+	start := time.Now()
+	code := runBench(context.Background(), args, stdio{out: &out, err: &errOut})
+	elapsed := time.Since(start)
+	if code == 0 {
+		t.Fatalf("exit 0 after %s: %s", elapsed, out.String())
+	}
+	if !strings.Contains(errOut.String(), "deadline exceeded") {
+		t.Errorf("stderr %q, want the timeout", errOut.String())
+	}
+	if elapsed > 12*time.Second {
+		t.Fatalf("the run ended %s after it began, long after its 2s timeout", elapsed)
+	}
+}
+
+// Each heap figure is the runtime class it names: compared with MemStats,
+// which reports the same classes under other names.
+func TestReadHeapNamesEachClass(t *testing.T) {
+	keep := make([][]byte, 64)
+	for i := range keep {
+		keep[i] = make([]byte, 1<<20) // 64 MiB live, so the figures differ
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h := readHeap()
+	runtime.KeepAlive(keep)
+	mib := func(b uint64) float64 { return float64(b) / (1 << 20) }
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"objects", h.Objects, mib(ms.HeapAlloc)},
+		{"free", h.Free, mib(ms.HeapIdle - ms.HeapReleased)},
+		{"released", h.Released, mib(ms.HeapReleased)},
+		{"unused", h.Unused, mib(ms.HeapInuse - ms.HeapAlloc)},
+		{"stacks", h.Stacks, mib(ms.StackInuse)},
+		{"total", h.Total, mib(ms.Sys)},
+		{"goal", h.Goal, mib(ms.NextGC)},
+	} {
+		if diff := c.got - c.want; diff < -1 || diff > 1 {
+			t.Errorf("%s: %.1f MiB, MemStats says %.1f", c.name, c.got, c.want)
+		}
+	}
+	if h.Live < 64 || h.Live > h.Goal {
+		t.Errorf("live %.1f MiB with 64 MiB kept, goal %.1f", h.Live, h.Goal)
 	}
 }
