@@ -189,6 +189,11 @@ func Follow(ctx context.Context, js jetstream.JetStream, o FollowOptions, fn fun
 		return fmt.Errorf("events: follow %s: %w", stream, err)
 	}
 	for {
+		// Checked before every event too: while events keep arriving, Next
+		// never times out, and a follower would outlive its context.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		msg, err := cons.Next(jetstream.FetchMaxWait(followPoll))
 		if err != nil {
 			if ctx.Err() != nil {

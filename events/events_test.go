@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -106,5 +107,27 @@ func publishEvent(t *testing.T, js jetstream.JetStream, subject string, v any) {
 	msg.Data = b
 	if _, err := js.PublishMsg(context.Background(), msg); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A follower stops when its context ends even while events keep waiting.
+func TestFollowStopsWhileEventsWait(t *testing.T) {
+	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
+	if _, err := topology.Ensure(context.Background(), js, topology.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		publishEvent(t, js, events.SubjectSkipped, events.Skipped{Header: header(id, events.KindSkipped), Reason: "below_trigger"})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	calls := 0
+	err := events.Follow(ctx, js, events.FollowOptions{FromStart: true}, func(events.Event) error {
+		calls++
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 1 {
+		t.Fatalf("Follow returned %v after %d events, want context.Canceled after 1", err, calls)
 	}
 }

@@ -310,6 +310,23 @@ func TestBenchReportsEveryRequest(t *testing.T) {
 	}
 }
 
+// TestBenchAgainstAServer runs the bench twice against one server, as a user
+// measuring the processor's memory apart from the server's would: the second
+// run's requests and lanes are new, not duplicates of the first's.
+func TestBenchAgainstAServer(t *testing.T) {
+	srv := testenv.NATS(t, testenv.Options{})
+	for run := range 2 {
+		code, out, errOut := cli(t, "bench", "--nats-url", srv.URL(), "--requests", "3", "--events", "40", "--workers", "2", "--timeout", "30s", "--json")
+		if code != 0 {
+			t.Fatalf("run %d: exit %d: %s %s", run, code, out, errOut)
+		}
+		var r struct{ Requests, Activated int }
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Activated != 3 {
+			t.Fatalf("run %d: %+v %v: %s", run, r, err, out)
+		}
+	}
+}
+
 // TestServeWithRepositoryConfig runs the embedded server from nats.conf: the
 // processor identity serves, a producer gets its request activated, and an
 // auditor verifies the history; each with its own least-privilege user.
