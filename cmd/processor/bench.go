@@ -317,6 +317,12 @@ type delayed struct {
 	calls           atomic.Int64
 }
 
+// Local reports the inner summarizer's answer when no latency is added;
+// with one, delayed stands in for a remote model, whose calls are recorded.
+func (d *delayed) Local() bool {
+	return d.latency == 0 && d.spread == 0 && consumer.IsLocal(d.Summarizer)
+}
+
 func (d *delayed) Summarize(ctx context.Context, p engine.Payload) (engine.Summary, error) {
 	if wait := d.wait(d.calls.Add(1)); wait > 0 {
 		t := time.NewTimer(wait)

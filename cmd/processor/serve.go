@@ -307,6 +307,10 @@ type metered struct {
 	metrics *telemetry.Metrics
 }
 
+// Local passes on whether the metered summarizer is local, so that metering
+// does not make the processor record its calls (consumer.LocalSummarizer).
+func (m metered) Local() bool { return consumer.IsLocal(m.Summarizer) }
+
 func (m metered) Summarize(ctx context.Context, p engine.Payload) (engine.Summary, error) {
 	start := time.Now()
 	sum, err := m.Summarizer.Summarize(ctx, p)

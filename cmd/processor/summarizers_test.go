@@ -6,11 +6,14 @@ import (
 	"flag"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/semantic"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/summarize/openaisum"
+	"github.com/cairnhq/cairn/internal/telemetry"
 	"github.com/cairnhq/cairn/testenv"
 )
 
@@ -112,5 +115,29 @@ func TestSecretFlagHidesValue(t *testing.T) {
 	}
 	if s.value != "hunter2" || s.String() == "hunter2" {
 		t.Fatalf("value %q shown as %q", s.value, s.String())
+	}
+}
+
+// Serve meters every summarizer and bench may delay it; neither may make the
+// offline summarizer look remote (its calls would be recorded in the
+// ledger), and a stand-in model latency must make it look remote.
+func TestWrappersKeepALocalSummarizerLocal(t *testing.T) {
+	off := offline.New(offline.DefaultOptions())
+	standIn := &delayed{Summarizer: off, latency: time.Millisecond}
+	cases := []struct {
+		name string
+		s    engine.Summarizer
+		want bool
+	}{
+		{"metered offline", metered{off, telemetry.NewMetrics()}, true},
+		{"bench without latency", &delayed{Summarizer: off}, true},
+		{"bench with a model latency", standIn, false},
+		{"metered stand-in model", metered{standIn, telemetry.NewMetrics()}, false},
+		{"metered openai", metered{&openaisum.Summarizer{}, telemetry.NewMetrics()}, false},
+	}
+	for _, c := range cases {
+		if got := consumer.IsLocal(c.s); got != c.want {
+			t.Errorf("%s: local %v, want %v", c.name, got, c.want)
+		}
 	}
 }

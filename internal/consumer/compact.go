@@ -73,7 +73,7 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 			return err
 		}
 	}
-	rs := &recordingSummarizer{p: p, d: d, inner: p.summarizer, local: isLocal(p.summarizer)}
+	rs := &recordingSummarizer{p: p, d: d, inner: p.summarizer, local: IsLocal(p.summarizer)}
 	var res *Result
 	err = p.stage("engine", func() (err error) {
 		res, err = p.compactor.Compact(ctx, in, rs, p.now())

@@ -20,8 +20,10 @@ type LocalSummarizer interface {
 	Local() bool
 }
 
-// isLocal reports whether s declares itself a LocalSummarizer.
-func isLocal(s engine.Summarizer) bool {
+// IsLocal reports whether s declares itself a LocalSummarizer. Wrappers
+// (metrics, tracing) should pass their inner summarizer's answer on with a
+// Local method of their own.
+func IsLocal(s engine.Summarizer) bool {
 	l, ok := s.(LocalSummarizer)
 	return ok && l.Local()
 }
