@@ -535,7 +535,7 @@ func (c *compaction) measure(sem *semantic.Semantic, events []InputEvent, first 
 	}
 	b, err := budget(r)
 	if pooled != nil {
-		putRenderBuffer(pooled, r.Bytes)
+		renderBuffers.put(pooled, r.Bytes)
 	}
 	return b, err
 }
@@ -573,11 +573,11 @@ func (c *compaction) renderCanonical(sem *semantic.Semantic, events []InputEvent
 			return r, nil, err
 		}
 	}
-	bp := getRenderBuffer()
+	bp := renderBuffers.get()
 	b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(events)), sem, len(events),
 		func(dst []byte, j int) ([]byte, error) { return c.appendEventView(dst, &events[j], first+j) })
 	if err != nil {
-		putRenderBuffer(bp, b)
+		renderBuffers.put(bp, b)
 		return Rendered{}, nil, err
 	}
 	return Rendered{Bytes: b}, bp, nil

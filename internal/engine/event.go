@@ -78,25 +78,25 @@ func ContentHashOf(content *string, tool map[string]any, artifactIDs []string, t
 
 // contentSum is ContentHashOf's hash as a hexSum.
 func contentSum(content *string, tool map[string]any, artifactIDs []string, truncated bool) (hexSum, error) {
-	bp := getScratch()
+	bp := scratchBuffers.get()
 	b, err := appendContentPayload(*bp, content, tool, artifactIDs, truncated)
 	var sum hexSum
 	if err == nil {
 		sum = sumOf(b)
 	}
-	putScratch(bp, b)
+	scratchBuffers.put(bp, b)
 	return sum, err
 }
 
 // provenanceSum is canonical.Hash(provenance) as a hexSum.
 func provenanceSum(provenance any) (hexSum, error) {
-	bp := getScratch()
+	bp := scratchBuffers.get()
 	b, err := canonical.AppendEncode(*bp, provenance)
 	var sum hexSum
 	if err == nil {
 		sum = sumOf(b)
 	}
-	putScratch(bp, b)
+	scratchBuffers.put(bp, b)
 	return sum, err
 }
 

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"sync"
-
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/semantic"
@@ -92,28 +90,6 @@ func appendCanonicalRendering(dst []byte, sem *semantic.Semantic, n int,
 		return b, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
 	}
 	return append(b, '}'), nil
-}
-
-// renderPool holds the buffers of the engine's own canonical renderings
-// and lane views. maxPooledRender keeps the renderings of the largest lanes
-// (10 000 events of a few hundred bytes) pooled, so that their cost stays
-// proportional to the lane's; a buffer that grew past it is dropped.
-var renderPool = sync.Pool{New: func() any { return new([]byte) }}
-
-const maxPooledRender = 16 << 20
-
-func getRenderBuffer() *[]byte {
-	bp := renderPool.Get().(*[]byte)
-	*bp = (*bp)[:0]
-	return bp
-}
-
-// putRenderBuffer pools b, the buffer of bp after use.
-func putRenderBuffer(bp *[]byte, b []byte) {
-	if cap(b) <= maxPooledRender {
-		*bp = b[:0]
-		renderPool.Put(bp)
-	}
 }
 
 // renderedSizeHint guesses the canonical rendering's size from the events'

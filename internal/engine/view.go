@@ -3,7 +3,6 @@ package engine
 import (
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -71,33 +70,12 @@ func appendViewTail(dst []byte, e *InputEvent) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// scratchPool holds buffers for measuring views; buffers that grew past
-// maxPooledScratch for one huge event are dropped.
-var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-const maxPooledScratch = 2 << 20
-
-// getScratch returns an empty pooled buffer.
-func getScratch() *[]byte {
-	bp := scratchPool.Get().(*[]byte)
-	*bp = (*bp)[:0]
-	return bp
-}
-
-// putScratch pools b, the buffer of bp after use, unless it grew too large.
-func putScratch(bp *[]byte, b []byte) {
-	if cap(b) <= maxPooledScratch {
-		*bp = b[:0]
-		scratchPool.Put(bp)
-	}
-}
-
 // viewSize is the byte length of the canonical encoding of e's view.
 func viewSize(e *InputEvent) (int, error) {
-	bp := getScratch()
+	bp := scratchBuffers.get()
 	b, err := appendView(*bp, e)
 	n := len(b)
-	putScratch(bp, b)
+	scratchBuffers.put(bp, b)
 	return n, err
 }
 
@@ -139,7 +117,7 @@ type laneViews struct {
 const renderingHead = `{"events":[`
 
 func encodeViews(events []InputEvent) *laneViews {
-	v := &laneViews{ends: make([]int, len(events)), buf: getRenderBuffer()}
+	v := &laneViews{ends: make([]int, len(events)), buf: renderBuffers.get()}
 	b := append(slices.Grow(*v.buf, renderedSizeHint(events)), renderingHead...)
 	for i := range events {
 		if i > 0 {
@@ -190,6 +168,6 @@ func (v *laneViews) renderInPlace(sem *semantic.Semantic) (r Rendered, ok bool, 
 
 // release returns the views' buffer to the pool; v is unusable after.
 func (v *laneViews) release() {
-	putRenderBuffer(v.buf, v.enc)
+	renderBuffers.put(v.buf, v.enc)
 	v.enc, v.buf = nil, nil
 }
