@@ -3,7 +3,6 @@ package consumer
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
@@ -14,7 +13,8 @@ import (
 
 // dedupe consults the request ledger before any work:
 //
-//   - a new request_id gets a "started" entry with the body's content hash;
+//   - a new request_id gets its entry with its first write (the stored plan,
+//     a remote model call, or the outcome), created only if still absent;
 //   - a body that differs from the recorded one is request_id_conflict;
 //   - a finished request re-publishes its recorded outcome (same event id)
 //     and is acked, so a redelivery or a late resend is a no-op;
@@ -24,33 +24,28 @@ import (
 //     deadline, when the call is retried, or failed with
 //     provider_attempt_uncertain under OnUncertain "fail".
 //
-// A concurrent change of the entry means another delivery of the same
-// request is working on it; that is transient.
+// A new request writes nothing here: until the engine has a result (or a
+// remote model is about to be called) a crash leaves nothing a redelivery
+// would need, so a "started" entry would be one write per request that no
+// reader uses. A concurrent change of the entry means another delivery of
+// the same request is working on it; that is transient.
 func (p *Processor) dedupe(next handler) handler {
 	return func(ctx context.Context, d *delivery) error {
 		hash := ledger.ContentHash(d.body)
-		// Most requests are new: create their entry first and read the
-		// existing one only when the create finds it.
 		// The lane head is read meanwhile: compaction needs it, and the
 		// read is independent of the ledger (the head only ever moves by
 		// compare-and-swap, so an early read is at worst a conflict later).
-		started := &ledger.Entry{RequestID: d.req.RequestID, ContentHash: hash, State: ledger.Started, UpdatedAt: p.now()}
 		headRead := p.readHead(ctx, d)
-		rev, err := p.ledger.Put(ctx, started, 0)
-		headRead()
-		if err == nil {
-			d.setEntry(started, rev)
-			return next(ctx, d)
-		}
-		if !errors.Is(err, ledger.ErrConflict) {
-			return err
-		}
 		entry, rev, err := p.ledger.Get(ctx, d.req.RequestID)
+		headRead()
 		if err != nil {
 			return err
 		}
 		if entry == nil {
-			return fmt.Errorf("consumer: ledger entry of %s was removed concurrently: %w", d.req.RequestID, ledger.ErrConflict)
+			// Revision 0: the first write creates the entry, and fails
+			// as a conflict if another delivery created it meanwhile.
+			d.setEntry(&ledger.Entry{RequestID: d.req.RequestID, ContentHash: hash, State: ledger.Started, UpdatedAt: p.now()}, 0)
+			return next(ctx, d)
 		}
 		if entry.ContentHash != hash {
 			d.conflict = true

@@ -149,9 +149,10 @@ func TestEngineCompactorCutEntriesMatchEvents(t *testing.T) {
 
 var _ LocalSummarizer = (*offline.Summarizer)(nil)
 
-// A local summarizer's calls leave nothing uncertain, so the ledger goes
-// from started to stored without summary_requested; a remote one's calls
-// are recorded first. Only the last revision of an entry is kept.
+// A new request's first ledger write is its stored plan when the
+// summarizer is local (its calls leave nothing uncertain) and
+// summary_requested when it is remote (recorded before the call); there is
+// no "started" write. Only the last revision of an entry is kept.
 func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 	e := singleEnv(t)
 	e.realEngine = true
@@ -160,9 +161,9 @@ func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 		s    engine.Summarizer
 		want []ledger.State
 	}{
-		{"local", offline.New(offline.DefaultOptions()), []ledger.State{ledger.Started, ledger.Stored, ledger.Activated}},
+		{"local", offline.New(offline.DefaultOptions()), []ledger.State{ledger.Stored, ledger.Activated}},
 		{"remote", &testSummarizer{inner: offline.New(offline.DefaultOptions())},
-			[]ledger.State{ledger.Started, ledger.SummaryRequested, ledger.Stored, ledger.Activated}},
+			[]ledger.State{ledger.SummaryRequested, ledger.Stored, ledger.Activated}},
 	}
 	for _, c := range cases {
 		r := e.start(t, testConfig(), nil, c.s)
