@@ -85,12 +85,19 @@ type Relay struct {
 
 	mu      sync.Mutex
 	retry   map[string]struct{}
-	waiting map[string]sighting // records seen by the watch, in their grace period
-	done    map[string]uint64   // key → revision whose records a writer cleared
+	waiting map[string]sighting      // revisions seen by the watch, in their grace period
+	done    map[string]deliveredMark // key → the last revision a writer left without records
 	rescan  bool
 }
 
-// sighting is a value with records seen by the watch.
+// deliveredMark is the revision a writer left a key at after delivering
+// its records, and when.
+type deliveredMark struct {
+	revision uint64
+	at       time.Time
+}
+
+// sighting is a revision seen by the watch.
 type sighting struct {
 	revision uint64
 	seen     time.Time
@@ -108,15 +115,20 @@ func NewRelay(kv jetstream.KeyValue, pub Publisher, cfg RelayConfig, log *slog.L
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Relay{kv: kv, pub: pub, cfg: cfg, log: log, retry: map[string]struct{}{},
-		waiting: map[string]sighting{}, done: map[string]uint64{}, clears: make(chan pendingClear, cfg.QueuedClears)}, nil
+		waiting: map[string]sighting{}, done: map[string]deliveredMark{}, clears: make(chan pendingClear, cfg.QueuedClears)}, nil
 }
 
-// Run watches the bucket until ctx ends. The watch first delivers every
-// key's current value, so records a crash left behind are published on
-// start; afterwards each new value with pending records is delivered once
-// its grace period passed, unless its writer delivered it meanwhile (see
-// DeliverCommitted). Keys whose delivery fails are retried every
-// RetryInterval. Run returns nil when ctx ends.
+// Run watches the bucket until ctx ends. On start it scans every key's
+// current value and publishes the records a crash left behind; afterwards
+// each new value is delivered once its grace period passed, unless its
+// writer delivered it meanwhile (see DeliverCommitted). Keys whose delivery
+// fails are retried every RetryInterval. Run returns nil when ctx ends.
+//
+// After the scan the watch carries revisions only, not values: every write
+// of a lane head would otherwise be sent to every relay in full (records
+// included, the largest values Cairn writes) only to learn that its writer
+// had delivered it already. A revision no writer marked delivered within
+// the grace period is read and delivered then.
 func (r *Relay) Run(ctx context.Context) error {
 	stopClearing := r.startClearing(ctx)
 	defer stopClearing()
@@ -124,7 +136,14 @@ func (r *Relay) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	initial := true
 	for ctx.Err() == nil {
-		w, err := r.kv.WatchAll(ctx)
+		// Updates are watched before the scan so that no write falls
+		// between the two.
+		w, err := r.kv.WatchAll(ctx, jetstream.UpdatesOnly(), jetstream.MetaOnly())
+		if err == nil {
+			if err = r.scan(ctx, initial); err != nil {
+				_ = w.Stop()
+			}
+		}
 		if err != nil {
 			r.log.Warn("outbox: watch failed; retrying", "err", err)
 			if !pause.For(ctx, r.cfg.RetryInterval) {
@@ -132,17 +151,48 @@ func (r *Relay) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		r.follow(ctx, w, ticker.C, initial)
+		r.follow(ctx, w, ticker.C)
 		initial = false
 		_ = w.Stop()
 	}
 	return nil
 }
 
-// follow consumes one watcher until it closes or ctx ends. Values present
-// when the watch starts are delivered at once (a previous process left
-// them); later ones wait for their grace period.
-func (r *Relay) follow(ctx context.Context, w jetstream.KeyWatcher, tick <-chan time.Time, initial bool) {
+// scan reads every key's current value and delivers those with records:
+// at once on start (a previous process left them), else after their grace
+// period (a watch restarted: their writers may still be delivering them).
+func (r *Relay) scan(ctx context.Context, deliverNow bool) error {
+	w, err := r.kv.WatchAll(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-w.Updates():
+			if !ok {
+				return errors.New("outbox: scan watch closed")
+			}
+			if e == nil {
+				return nil // every current value seen
+			}
+			if e.Operation() != jetstream.KeyValuePut || !hasRecords(e.Value()) {
+				continue
+			}
+			if deliverNow {
+				r.deliverOrRetry(ctx, e.Key())
+			} else {
+				r.sight(e.Key(), e.Revision())
+			}
+		}
+	}
+}
+
+// follow consumes a revisions-only watcher until it closes or ctx ends:
+// every new revision waits for its grace period.
+func (r *Relay) follow(ctx context.Context, w jetstream.KeyWatcher, tick <-chan time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -151,19 +201,7 @@ func (r *Relay) follow(ctx context.Context, w jetstream.KeyWatcher, tick <-chan 
 			if !ok {
 				return
 			}
-			if e == nil {
-				initial = false
-				continue
-			}
-			if e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			if !hasRecords(e.Value()) {
-				r.forget(e.Key(), e.Revision())
-				continue
-			}
-			if initial {
-				r.deliverOrRetry(ctx, e.Key())
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
 				continue
 			}
 			r.sight(e.Key(), e.Revision())
@@ -174,11 +212,18 @@ func (r *Relay) follow(ctx context.Context, w jetstream.KeyWatcher, tick <-chan 
 	}
 }
 
-// sight puts a value with records into its grace period.
+// sight puts a new revision into its grace period, unless its writer
+// delivered it already.
 func (r *Relay) sight(key string, rev uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.done[key] >= rev {
+	if d, ok := r.done[key]; ok && d.revision >= rev {
+		if s, ok := r.waiting[key]; ok && s.revision <= d.revision {
+			delete(r.waiting, key)
+		}
+		if d.revision == rev {
+			delete(r.done, key) // the watch reached the writer's last revision
+		}
 		return
 	}
 	if len(r.waiting) >= r.cfg.MaxRetryKeys {
@@ -190,31 +235,26 @@ func (r *Relay) sight(key string, rev uint64) {
 	}
 }
 
-// forget drops the bookkeeping of a key whose value has no records left.
-func (r *Relay) forget(key string, rev uint64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s, ok := r.waiting[key]; ok && s.revision <= rev {
-		delete(r.waiting, key)
-	}
-	if r.done[key] <= rev {
-		delete(r.done, key)
-	}
-}
-
-// deliverDue delivers the values whose grace period passed and whose
-// writer did not deliver them.
+// deliverDue delivers the revisions whose grace period passed and whose
+// writer did not deliver them, and forgets delivery marks the watch has
+// had time to pass (a mark the watch saw before it was made would
+// otherwise stay; without one, a late sighting costs a read).
 func (r *Relay) deliverDue(ctx context.Context) {
 	now := time.Now()
 	var due []string
 	r.mu.Lock()
 	for k, s := range r.waiting {
 		switch {
-		case r.done[k] >= s.revision:
+		case r.done[k].revision >= s.revision:
 			delete(r.waiting, k)
 		case now.Sub(s.seen) >= r.cfg.Grace:
 			delete(r.waiting, k)
 			due = append(due, k)
+		}
+	}
+	for k, d := range r.done {
+		if _, waiting := r.waiting[k]; !waiting && now.Sub(d.at) > r.cfg.Grace+r.cfg.RetryInterval {
+			delete(r.done, k)
 		}
 	}
 	r.mu.Unlock()
@@ -573,8 +613,8 @@ func (r *Relay) Behind(olderThan time.Duration) int {
 func (r *Relay) markDone(key string, revision uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if revision > r.done[key] && len(r.done) < r.cfg.MaxRetryKeys {
-		r.done[key] = revision
+	if revision > r.done[key].revision && (len(r.done) < r.cfg.MaxRetryKeys || r.done[key].revision > 0) {
+		r.done[key] = deliveredMark{revision: revision, at: time.Now()}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -215,5 +216,84 @@ func TestRelayReportsLagAndNothingBehind(t *testing.T) {
 	relay.deliverOrRetry(short, "stuck")
 	if n := relay.Behind(0); n != 1 {
 		t.Fatalf("Behind = %d with one failed delivery, want 1", n)
+	}
+}
+
+// countingKV is the real bucket, counting the reads the relay makes.
+type countingKV struct {
+	jetstream.KeyValue
+	gets atomic.Int64
+}
+
+func (c *countingKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	c.gets.Add(1)
+	return c.KeyValue.Get(ctx, key)
+}
+
+// After its start scan the relay follows revisions only: values its writer
+// delivered with DeliverCommitted are never read back, and a revision no
+// writer delivered is read once its grace period passed and its records
+// published.
+func TestRelayReadsOnlyRevisionsNoWriterDelivered(t *testing.T) {
+	f := newFixture(t)
+	kv := &countingKV{KeyValue: f.kv}
+	cfg := DefaultRelayConfig()
+	cfg.Grace, cfg.RetryInterval = 200*time.Millisecond, 20*time.Millisecond
+	r, err := NewRelay(kv, f.js, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	// The relay is following once a value written now is delivered.
+	f.put(t, "probe", rec("probe:1"))
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if n, _ := f.pending(t, "probe"); n != 0 {
+			return fmt.Errorf("probe not relayed")
+		}
+		return nil
+	})
+	before := kv.gets.Load()
+	const writes = 20
+	for i := range writes {
+		key := fmt.Sprintf("w-%d", i)
+		record := rec(fmt.Sprintf("w:%d", i))
+		value, _ := json.Marshal(map[string]any{"lane": key, "outbox": []Record{record}})
+		rev, err := f.kv.Put(context.Background(), key, value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cleared, _ := json.Marshal(map[string]any{"lane": key, "outbox": []Record{}})
+		if err := r.DeliverCommitted(context.Background(), key, []Record{record}, cleared, rev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A revision without a delivering writer, after those.
+	f.put(t, "other", rec("other:1"))
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if n, _ := f.pending(t, "other"); n != 0 || f.events(t)["other:1"] != 1 {
+			return fmt.Errorf("other not relayed")
+		}
+		return nil
+	})
+	// Every grace period of the writes has passed by now (they came first).
+	testenv.Eventually(t, 10*time.Second, func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if len(r.waiting) != 0 {
+			return fmt.Errorf("%d revisions still waiting", len(r.waiting))
+		}
+		return nil
+	})
+	if got := kv.gets.Load() - before; got != 1 {
+		t.Fatalf("relay read %d values, want 1 (the revision no writer delivered)", got)
+	}
+	events := f.events(t)
+	for i := range writes {
+		if id := fmt.Sprintf("w:%d", i); events[id] != 1 {
+			t.Fatalf("event %s published %d times", id, events[id])
+		}
 	}
 }
