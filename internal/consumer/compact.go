@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cairnhq/cairn/events"
@@ -100,8 +101,9 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 		ID: req.RequestID, Hash: res.CheckpointHash, ParentID: req.parent(), ParentHash: headHash(head),
 		Generation: plan.Generation, Body: res.Checkpoint,
 	}
+	recorded, cut := withoutHarvestJob(plan, res.CutEventIDs)
 	err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
-		e.State, e.Plan, e.Checkpoint = ledger.Stored, plan, cp
+		e.State, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Stored, recorded, cp, cut
 		closeAttempt(e, rs.usageJSON())
 	})
 	if err != nil {
@@ -110,24 +112,36 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if err := p.crashPoint(stepLedgerStored); err != nil {
 		return err
 	}
-	err = p.stage("activate", func() error { return p.commitStored(ctx, d) })
+	err = p.stage("activate", func() error { return p.storeAndActivate(ctx, d, plan, cp) })
 	if err == nil {
 		p.metrics.Tokens(res.TokensBefore, res.TokensAfter)
 	}
 	return err
 }
 
-// commitStored stores the ledger's checkpoint (insert-or-verify: a repeat
-// after a crash writes the same bytes) and activates the ledger's plan. The
-// plan is recorded before the checkpoint so that a redelivery never
+// commitStored resumes a request the ledger has at stored: it activates the
+// recorded plan, with its harvest job rebuilt from the request's events.
+// The plan is recorded before the checkpoint so that a redelivery never
 // recomputes a checkpoint whose model output or created_at would differ.
 func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 	d.mu.Lock()
-	plan, cp := d.entry.Plan, d.entry.Checkpoint
+	plan, cp, cut := d.entry.Plan, d.entry.Checkpoint, d.entry.HarvestCut
 	d.mu.Unlock()
 	if plan == nil || cp == nil {
 		return errcode.New(errcode.Internal, "stored request has no plan or checkpoint")
 	}
+	if len(cut) > 0 {
+		var err error
+		if plan, err = p.withHarvestJob(ctx, d, plan, cut); err != nil {
+			return err
+		}
+	}
+	return p.storeAndActivate(ctx, d, plan, cp)
+}
+
+// storeAndActivate stores the checkpoint (insert-or-verify: a repeat after a
+// crash writes the same bytes) and activates plan.
+func (p *Processor) storeAndActivate(ctx context.Context, d *delivery, plan *lanes.Head, cp *lanes.Checkpoint) error {
 	if err := p.lanes.PutCheckpoint(ctx, cp); err != nil {
 		return err
 	}
@@ -135,6 +149,36 @@ func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 		return err
 	}
 	return p.activate(ctx, d, plan)
+}
+
+// withoutHarvestJob returns the plan the ledger records: plan without its
+// harvest job, and the cut events that rebuild the job (nil when plan has
+// none). The job's transcript is most of a plan's bytes, and the request
+// that can rebuild it comes with every redelivery.
+func withoutHarvestJob(plan *lanes.Head, cutIDs []string) (*lanes.Head, []string) {
+	i := slices.IndexFunc(plan.Outbox, func(r outbox.Record) bool { return r.Subject == topology.SubjectHarvest })
+	if i < 0 {
+		return plan, nil
+	}
+	recorded := *plan
+	recorded.Outbox = slices.Delete(slices.Clone(plan.Outbox), i, i+1)
+	return &recorded, cutIDs
+}
+
+// withHarvestJob returns plan with the harvest job of the cut events
+// appended, built from the request's events as when the plan was made.
+func (p *Processor) withHarvestJob(ctx context.Context, d *delivery, plan *lanes.Head, cut []string) (*lanes.Head, error) {
+	laneEvents, err := p.loadEvents(ctx, d.req)
+	if err != nil {
+		return nil, err
+	}
+	job, err := buildHarvestRecord(d.req, d.req.RequestID, laneEvents, cut, d.traceparent)
+	if err != nil {
+		return nil, err
+	}
+	full := *plan
+	full.Outbox = append(slices.Clone(plan.Outbox), job)
+	return &full, nil
 }
 
 // checkFence enforces engine.md 0.3: the request's parent must be the
@@ -341,7 +385,7 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 	})
 	outcome := plan.Outbox[0]
 	err := p.updateEntry(ctx, d, func(e *ledger.Entry) {
-		e.State, e.Outcome, e.Plan, e.Checkpoint = ledger.Activated, &outcome, nil, nil
+		e.State, e.Outcome, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Activated, &outcome, nil, nil, nil
 		closeAttempt(e, nil)
 	})
 	if err == nil {

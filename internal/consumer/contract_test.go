@@ -2,7 +2,9 @@ package consumer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -350,7 +352,8 @@ func contractCrash(t *testing.T, e *env) {
 			}
 			first := e.start(t, cfg, nil, s)
 			spec := reqSpec{id: id, lane: lane}
-			e.publish(t, e.body(spec), spec.id)
+			body := e.body(spec)
+			e.publish(t, body, spec.id)
 			if err := first.wait(t); err == nil {
 				t.Fatalf("processor did not stop at %s", step)
 			}
@@ -378,6 +381,42 @@ func contractCrash(t *testing.T, e *env) {
 				t.Fatal(err)
 			}
 			onlyEvent(t, e.eventsFor(t, id))
+			checkHarvestJob(t, e, id, body)
 		})
+	}
+}
+
+// checkHarvestJob checks that the request's harvest job was queued once and
+// is the job its events give: the ledger does not record the job, so a
+// request resumed from its stored plan rebuilds it from the request.
+func checkHarvestJob(t *testing.T, e *env, id string, body []byte) {
+	t.Helper()
+	var jobs []event
+	for _, j := range e.streamEvents(t, topology.StreamHarvest) {
+		if j.str("head_entry_id") == id {
+			jobs = append(jobs, j)
+		}
+	}
+	if len(jobs) != 1 {
+		t.Fatalf("%d harvest jobs for %s, want 1", len(jobs), id)
+	}
+	var cut []string
+	for _, v := range jobs[0].Body["entry_ids"].([]any) {
+		cut = append(cut, v.(string))
+	}
+	req, err := decodeEnvelope(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := buildHarvestRecord(req, id, req.Events, cut, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantBody map[string]any
+	if err := json.Unmarshal(want.Payload, &wantBody); err != nil {
+		t.Fatal(err)
+	}
+	if len(cut) == 0 || !reflect.DeepEqual(jobs[0].Body, wantBody) {
+		t.Fatalf("harvest job of %s:\n got %v\nwant %v", id, jobs[0].Body, wantBody)
 	}
 }

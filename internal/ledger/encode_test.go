@@ -29,6 +29,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 				{N: 2, RequestedAt: at, Deadline: at, Done: true, Usage: json.RawMessage(`{"input_tokens":3}`)}},
 			Plan:       plan,
 			Checkpoint: &lanes.Checkpoint{ID: "r-1", Hash: "h", ParentID: "r-0", ParentHash: "g", Generation: 3, Body: cp},
+			HarvestCut: []string{"e-1", "e \"2\"", "\u2028"},
 			Outcome:    &rec, UpdatedAt: at.In(time.FixedZone("x", -7200))},
 		{RequestID: "r-2", State: Activated, Plan: &lanes.Head{}, Checkpoint: &lanes.Checkpoint{}, Outcome: &outbox.Record{Headers: map[string]string{}}},
 	} {

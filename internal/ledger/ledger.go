@@ -86,6 +86,11 @@ type Entry struct {
 	// written, so recovery repeats the same bytes instead of recomputing.
 	Plan       *lanes.Head       `json:"plan,omitempty"`
 	Checkpoint *lanes.Checkpoint `json:"checkpoint,omitempty"`
+	// HarvestCut, with state Stored, lists the cut events of the harvest
+	// job the Plan leaves out. The job's transcript is most of a plan and
+	// is rebuilt from the request's events, which every redelivery or
+	// resend of the request carries, so it is not written here.
+	HarvestCut []string `json:"harvest_cut,omitempty"`
 	// Outcome is the event a terminal state published; a repeat of the
 	// request re-publishes it unchanged (same event id).
 	Outcome   *outbox.Record `json:"outcome,omitempty"`
@@ -158,6 +163,16 @@ func (e *Entry) AppendJSON(dst []byte) ([]byte, error) {
 			return dst, err
 		}
 	}
+	if len(e.HarvestCut) > 0 {
+		dst = append(dst, `,"harvest_cut":[`...)
+		for i, id := range e.HarvestCut {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = rawjson.AppendString(dst, id)
+		}
+		dst = append(dst, ']')
+	}
 	if e.Outcome != nil {
 		dst = append(dst, `,"outcome":`...)
 		if dst, err = e.Outcome.AppendJSON(dst); err != nil {
@@ -185,6 +200,9 @@ func (e *Entry) size() int {
 	}
 	if e.Outcome != nil {
 		n += len(e.Outcome.Payload) + 128
+	}
+	for _, id := range e.HarvestCut {
+		n += len(id) + 3
 	}
 	return n
 }
