@@ -26,9 +26,11 @@ const (
 	stepLedgerFinal      = "ledger_final"
 )
 
-// crashSteps lists every commit step in order, for crash tests. The last
-// two run concurrently (finishActivation), so a crash at either may find
-// the other done or not.
+// crashSteps lists every commit step in order, for crash tests. The ledger
+// and checkpoint writes run concurrently (recordPlan), and so do the last
+// two steps (finishActivation): a crash at ledger_stored may find the
+// checkpoint stored or not, and one at either of the last two may find the
+// other done or not.
 var crashSteps = []string{stepSummaryRequested, stepLedgerStored, stepCheckpointStored, stepHeadAdvanced, stepOutboxPublished, stepLedgerFinal}
 
 // compact is the innermost handler: it runs one request to its outcome.
@@ -101,28 +103,54 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 		ID: req.RequestID, Hash: res.CheckpointHash, ParentID: req.parent(), ParentHash: headHash(head),
 		Generation: plan.Generation, Body: res.Checkpoint,
 	}
-	recorded, cut := withoutHarvestJob(plan, res.CutEventIDs)
-	err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
-		e.State, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Stored, recorded, cp, cut
-		closeAttempt(e, rs.usageJSON())
-	})
-	if err != nil {
+	if err := p.recordPlan(ctx, d, plan, res.CutEventIDs, cp, rs.usageJSON()); err != nil {
 		return err
 	}
-	if err := p.crashPoint(stepLedgerStored); err != nil {
-		return err
-	}
-	err = p.stage("activate", func() error { return p.storeAndActivate(ctx, d, plan, cp) })
+	err = p.stage("activate", func() error { return p.activate(ctx, d, plan) })
 	if err == nil {
 		p.metrics.Tokens(res.TokensBefore, res.TokensAfter)
 	}
 	return err
 }
 
-// commitStored resumes a request the ledger has at stored: it activates the
-// recorded plan, with its harvest job rebuilt from the request's events.
-// The plan is recorded before the checkpoint so that a redelivery never
-// recomputes a checkpoint whose model output or created_at would differ.
+// recordPlan records the plan in the ledger (state stored, without its
+// harvest job) and stores its checkpoint, both at once: the plan is what
+// makes a redelivery repeat these bytes instead of recomputing a checkpoint
+// whose model output or created_at would differ, and it decides what a
+// checkpoint under this id may be. A checkpoint whose plan never reached
+// the ledger (a crash between the two writes, or a concurrent delivery that
+// lost the ledger's compare-and-swap) is therefore a leftover no head
+// refers to, and the plan's holder replaces it (storeCheckpoint).
+func (p *Processor) recordPlan(ctx context.Context, d *delivery, plan *lanes.Head, cutIDs []string, cp *lanes.Checkpoint, usage json.RawMessage) error {
+	recorded, cut := withoutHarvestJob(plan, cutIDs)
+	var recordErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		recordErr = p.updateEntry(ctx, d, func(e *ledger.Entry) {
+			e.State, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Stored, recorded, cp, cut
+			closeAttempt(e, usage)
+		})
+		if recordErr == nil {
+			recordErr = p.crashPoint(stepLedgerStored)
+		}
+	})
+	err := p.lanes.PutCheckpoint(ctx, cp)
+	wg.Wait()
+	if recordErr != nil {
+		return recordErr // never replace a checkpoint without holding its plan
+	}
+	if errcode.Code(err) == errcode.CheckpointConflict {
+		err = p.lanes.ReplaceCheckpoint(ctx, cp)
+	}
+	if err != nil {
+		return err
+	}
+	return p.crashPoint(stepCheckpointStored)
+}
+
+// commitStored resumes a request the ledger has at stored: it stores the
+// plan's checkpoint and activates the plan, with its harvest job rebuilt
+// from the request's events.
 func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 	d.mu.Lock()
 	plan, cp, cut := d.entry.Plan, d.entry.Checkpoint, d.entry.HarvestCut
@@ -136,19 +164,24 @@ func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 			return err
 		}
 	}
-	return p.storeAndActivate(ctx, d, plan, cp)
-}
-
-// storeAndActivate stores the checkpoint (insert-or-verify: a repeat after a
-// crash writes the same bytes) and activates plan.
-func (p *Processor) storeAndActivate(ctx context.Context, d *delivery, plan *lanes.Head, cp *lanes.Checkpoint) error {
-	if err := p.lanes.PutCheckpoint(ctx, cp); err != nil {
+	if err := p.storeCheckpoint(ctx, cp); err != nil {
 		return err
 	}
 	if err := p.crashPoint(stepCheckpointStored); err != nil {
 		return err
 	}
 	return p.activate(ctx, d, plan)
+}
+
+// storeCheckpoint stores the checkpoint of the stored plan the caller
+// holds: insert-or-verify (a repeat writes the same bytes), and a differing
+// leftover under its id is replaced (see recordPlan).
+func (p *Processor) storeCheckpoint(ctx context.Context, cp *lanes.Checkpoint) error {
+	err := p.lanes.PutCheckpoint(ctx, cp)
+	if errcode.Code(err) == errcode.CheckpointConflict {
+		err = p.lanes.ReplaceCheckpoint(ctx, cp)
+	}
+	return err
 }
 
 // withoutHarvestJob returns the plan the ledger records: plan without its

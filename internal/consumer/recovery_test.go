@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
@@ -182,5 +183,72 @@ func TestGracefulDrain(t *testing.T) {
 	}
 	if h := e.head(t, laneOf("drain")); len(h.Outbox) != 0 {
 		t.Fatalf("outbox not flushed: %d", len(h.Outbox))
+	}
+}
+
+// A checkpoint stored under a request's id by an attempt that never
+// recorded its plan (the two writes run at once, and a crash can fall
+// between them) is a leftover no head refers to: the attempt that records
+// its plan replaces it instead of failing with checkpoint_conflict. A
+// redelivery resuming from the recorded plan does the same.
+func TestLeftoverCheckpointIsReplacedByThePlanHolder(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	ctx := context.Background()
+	store := lanes.New(e.stores.Heads, e.stores.Checkpoints)
+	leftover := func(id string) {
+		cp := &lanes.Checkpoint{ID: id, Hash: "leftover", Generation: 1, Body: json.RawMessage(`{"summary":"an earlier attempt"}`)}
+		if err := store.PutCheckpoint(ctx, cp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(id, lane string) {
+		t.Helper()
+		ev := onlyEvent(t, e.awaitOutcome(t, id))
+		if ev.str("kind") != "activated" {
+			t.Fatalf("%s: %v", id, ev.Body)
+		}
+		cp, err := e.checkpoint(t, id)
+		if err != nil || cp == nil {
+			t.Fatalf("%s: checkpoint %v, %v", id, cp, err)
+		}
+		if h := e.head(t, laneOf(lane)); h == nil || cp.Hash != h.HeadHash || cp.Hash != ev.str("checkpoint_hash") {
+			t.Fatalf("%s: stored checkpoint hash %s, head %+v, event %s", id, cp.Hash, h, ev.str("checkpoint_hash"))
+		}
+	}
+
+	// A fresh request meets the leftover while recording its plan.
+	r := e.start(t, testConfig(), nil, nil)
+	leftover("left-1")
+	e.publish(t, engineBody(t, "left-1", "left-1", "", 24, nil), "left-1")
+	check("left-1", "left-1")
+	r.stop()
+	if err := r.wait(t); err != nil {
+		t.Fatal(err)
+	}
+
+	// A request stopped right after recording its plan meets a leftover
+	// written meanwhile when its redelivery resumes.
+	cfg := testConfig()
+	var hit atomic.Bool
+	cfg.crashAt = func(s string) bool { return s == stepCheckpointStored && hit.CompareAndSwap(false, true) }
+	first := e.start(t, cfg, nil, nil)
+	e.publish(t, engineBody(t, "left-2", "left-2", "", 24, nil), "left-2")
+	if err := first.wait(t); err == nil {
+		t.Fatal("processor did not stop")
+	}
+	key, err := lanes.IDKey("left-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.stores.Checkpoints.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	leftover("left-2")
+	second := e.start(t, testConfig(), nil, nil)
+	check("left-2", "left-2")
+	second.stop()
+	if err := second.wait(t); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -107,3 +107,28 @@ func TestCheckpointInsertOrVerifyAndHistory(t *testing.T) {
 		t.Fatal("history walk ignored its limit")
 	}
 }
+
+// ReplaceCheckpoint stores its checkpoint whatever is there: nothing, the
+// same bytes, or a leftover.
+func TestReplaceCheckpoint(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	c := &Checkpoint{ID: "r1", Hash: "h", Generation: 1, Body: []byte(`{"id":"r1"}`)}
+	leftover := &Checkpoint{ID: "r1", Hash: "old", Generation: 1, Body: []byte(`{"id":"r1","old":true}`)}
+	for _, step := range []struct {
+		name   string
+		before *Checkpoint
+	}{{"missing", nil}, {"same", c}, {"leftover", leftover}} {
+		if step.before != nil {
+			if err := s.ReplaceCheckpoint(ctx, step.before); err != nil {
+				t.Fatalf("%s: set up: %v", step.name, err)
+			}
+		}
+		if err := s.ReplaceCheckpoint(ctx, c); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got, err := s.GetCheckpoint(ctx, "r1"); err != nil || got.Hash != "h" {
+			t.Fatalf("%s: stored %+v, %v", step.name, got, err)
+		}
+	}
+}
