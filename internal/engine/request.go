@@ -72,6 +72,10 @@ type Request struct {
 	DeadlineAt               *time.Time
 	Scope                    *Scope
 	Harvest                  *bool
+
+	// validatedEvents is DecodeRequestValue's record of the events it
+	// validated; nil for a request built in code.
+	validatedEvents *eventsRecord
 }
 
 // EffectiveScope is Scope, or the request's thread when none was given.
@@ -185,6 +189,10 @@ func DecodeRequestValue(v any) (*Request, error) {
 				return nil, err
 			}
 		}
+	}
+	if r.Events != nil {
+		// Every check passed, checkEvents on exactly these events.
+		r.validatedEvents = recordEvents(r.Events)
 	}
 	return r, nil
 }
@@ -417,23 +425,37 @@ func decodeEventList(raw any) ([]InputEvent, error) {
 	return events, nil
 }
 
+// checkEvents skips validating each event when the events still hold the
+// values they passed with at decoding (eventsRecord); the lane rule, which
+// also reads the request's own fields, is checked every time.
 func checkEvents(r *Request) error {
 	if len(r.Events) == 0 || len(r.Events) > maxEventsPerRequest {
 		return requestError("compaction event sequence is empty or oversized")
 	}
-	for i := range r.Events {
-		if err := r.Events[i].Validate(); err != nil {
+	if !r.validatedEvents.matches(r.Events) {
+		if err := validateEach(r.Events); err != nil {
 			return err
 		}
 	}
 	return r.checkLane()
 }
 
+// validateEach validates the events in order; the first failure wins.
+func validateEach(events []InputEvent) error {
+	for i := range events {
+		if err := events[i].Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkLane is the lane rule: one agent, one namespace, strictly increasing
 // ordinals, unique ids, and (Cairn) non-decreasing chat_seq.
 func (r *Request) checkLane() error {
 	ids := make(map[string]struct{}, len(r.Events))
-	for i, e := range r.Events {
+	for i := range r.Events {
+		e := &r.Events[i] // not a copy: checkLane runs on every Validate
 		if e.RunAgentID != r.RunAgentID || e.CheckpointNamespace != r.CheckpointNamespace {
 			return requestError("compaction events are not one ordered lane")
 		}
@@ -461,22 +483,41 @@ func decodeActiveIDs(r *Request, m map[string]any) error {
 	return nil
 }
 
+// checkActiveIDs indexes the active ids, usually one or a few, rather than
+// every event: one pass over the events then finds them all, and each
+// failure has the same error, so which one is found first does not matter.
 func checkActiveIDs(r *Request) error {
-	if len(r.ActiveInputEventIDs) > len(r.Events) {
+	active := r.ActiveInputEventIDs
+	if len(active) > len(r.Events) {
 		return requestError("active input event IDs are invalid")
 	}
-	present := make(map[string]bool, len(r.Events))
-	for _, e := range r.Events {
-		present[e.EventID] = true
+	if len(active) == 0 {
+		return nil
 	}
-	seen := make(map[string]bool, len(r.ActiveInputEventIDs))
-	for _, id := range r.ActiveInputEventIDs {
-		if seen[id] || !present[id] {
+	found := make(map[string]bool, len(active))
+	for _, id := range active {
+		if _, dup := found[id]; dup {
 			return requestError("active input event IDs are invalid")
 		}
-		seen[id] = true
+		found[id] = false
+	}
+	if countFound(found, r.Events) < len(active) {
+		return requestError("active input event IDs are invalid")
 	}
 	return nil
+}
+
+// countFound marks the ids of found that some event carries and returns
+// how many it marked.
+func countFound(found map[string]bool, events []InputEvent) int {
+	n := 0
+	for i := 0; i < len(events) && n < len(found); i++ {
+		if marked, wanted := found[events[i].EventID]; wanted && !marked {
+			found[events[i].EventID] = true
+			n++
+		}
+	}
+	return n
 }
 
 func decodeRender(r *Request, m map[string]any) error {
@@ -650,10 +691,8 @@ func DecodeEvents(data []byte) ([]InputEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range events {
-		if err := events[i].Validate(); err != nil {
-			return nil, err
-		}
+	if err := validateEach(events); err != nil {
+		return nil, err
 	}
 	return events, nil
 }
