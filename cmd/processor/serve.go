@@ -33,6 +33,7 @@ type serveConfig struct {
 	listen       string
 	natsConfig   string
 	replicas     int
+	ledgerTTL    time.Duration
 
 	processor   consumer.Config
 	harvest     facts.Config
@@ -63,6 +64,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.listen, "nats-listen", "127.0.0.1:4222", "embedded server: client listener host:port, or \"none\" for in-process only")
 	fs.StringVar(&c.natsConfig, "nats-config", "", "embedded server: nats.conf to load (accounts, limits); --data-dir and --nats-listen override it")
 	fs.IntVar(&c.replicas, "replicas", 1, "replicas of every stream and bucket (3 on a cluster)")
+	fs.DurationVar(&c.ledgerTTL, "ledger-ttl", 0, "keep each request's ledger entry this long after its last change (0: for ever; else at least 1h); a resend after it is processed as a new request")
 
 	c.processor = consumer.DefaultConfig()
 	fs.IntVar(&c.processor.Workers, "workers", c.processor.Workers, "requests this process works on at once")
@@ -133,7 +135,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	setupCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	stores, err := topology.Ensure(setupCtx, js, topology.Options{Replicas: cfg.replicas, Duplicates: 20 * time.Minute})
+	stores, err := topology.Ensure(setupCtx, js, topology.Options{Replicas: cfg.replicas, Duplicates: 20 * time.Minute, LedgerTTL: cfg.ledgerTTL})
 	cancel()
 	if err != nil {
 		return err

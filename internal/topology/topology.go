@@ -73,7 +73,16 @@ type Options struct {
 	Duplicates time.Duration
 	// MaxMsgSize bounds one request message (0: the server's max payload).
 	MaxMsgSize int32
+	// LedgerTTL is how long a request's ledger entry is kept after its last
+	// change (0: for ever). A resend after it is processed as a new
+	// request, so it must exceed both the duplicate window and the longest
+	// time a producer may resend; Validate asks for at least an hour.
+	LedgerTTL time.Duration
 }
+
+// minLedgerTTL bounds LedgerTTL from below: an entry must outlive any
+// delivery of its request (MaxDeliver × AckWait plus backoff).
+const minLedgerTTL = time.Hour
 
 // DefaultOptions returns the options for a single embedded server.
 func DefaultOptions() Options {
@@ -89,6 +98,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("topology: Duplicates must be between 1s and 24h, got %s", o.Duplicates)
 	case o.MaxMsgSize < 0:
 		return fmt.Errorf("topology: MaxMsgSize must not be negative, got %d", o.MaxMsgSize)
+	case o.LedgerTTL != 0 && (o.LedgerTTL < minLedgerTTL || o.LedgerTTL < o.Duplicates):
+		return fmt.Errorf("topology: LedgerTTL must be 0 (keep for ever) or at least %s and the duplicate window, got %s", minLedgerTTL, o.LedgerTTL)
 	}
 	return nil
 }
@@ -104,8 +115,10 @@ type Stores struct {
 }
 
 // Ensure creates or updates every stream, bucket and object store, so that it
-// is safe to call on each start of each replica. It fails with a clear message
-// when the server lacks JetStream or the account lacks permission.
+// is safe to call on each start of each replica. Retention limits an
+// operator set on an existing stream or bucket (max age, bytes, messages)
+// are kept where Cairn's own configuration sets none. It fails with a clear
+// message when the server lacks JetStream or the account lacks permission.
 func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -114,6 +127,9 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		return nil, explain("read JetStream account info", err)
 	}
 	for _, cfg := range StreamConfigs(o) {
+		if err := keepOperatorLimits(ctx, js, &cfg); err != nil {
+			return nil, explain("read stream "+cfg.Name, err)
+		}
 		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			return nil, explain("create stream "+cfg.Name, err)
 		}
@@ -130,10 +146,13 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		// checkpoints' parent chain.
 		{&s.Heads, kvConfig(BucketHeads, "active checkpoint, generation and outbox of each lane", 1, o)},
 		{&s.Checkpoints, kvConfig(BucketCheckpoints, "immutable checkpoints by id", 1, o)},
-		{&s.Ledger, kvConfig(BucketLedger, "content hash and attempt state of each request", 1, o)},
+		{&s.Ledger, ledgerConfig(o)},
 		{&s.Facts, kvConfig(BucketFacts, "harvested facts by scope and slug", 1, o)},
 	}
 	for _, kv := range kvs {
+		if err := keepOperatorBucketLimits(ctx, js, &kv.cfg); err != nil {
+			return nil, explain("read key-value bucket "+kv.cfg.Bucket, err)
+		}
 		b, err := js.CreateOrUpdateKeyValue(ctx, kv.cfg)
 		if err != nil {
 			return nil, explain("create key-value bucket "+kv.cfg.Bucket, err)
@@ -200,6 +219,62 @@ func kvConfig(bucket, desc string, history uint8, o Options) jetstream.KeyValueC
 		Storage:     jetstream.FileStorage,
 		Replicas:    o.Replicas,
 	}
+}
+
+func ledgerConfig(o Options) jetstream.KeyValueConfig {
+	cfg := kvConfig(BucketLedger, "content hash and attempt state of each request", 1, o)
+	cfg.TTL = o.LedgerTTL
+	return cfg
+}
+
+// keepOperatorLimits copies the retention limits of the existing stream
+// cfg names into cfg where cfg sets none: an update must not undo the
+// bounds an operator gave a stream (say with nats stream edit).
+func keepOperatorLimits(ctx context.Context, js jetstream.JetStream, cfg *jetstream.StreamConfig) error {
+	existing, err := existingStream(ctx, js, cfg.Name)
+	if existing == nil || err != nil {
+		return err
+	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = existing.MaxAge
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = existing.MaxBytes
+	}
+	if cfg.MaxMsgs <= 0 {
+		cfg.MaxMsgs = existing.MaxMsgs
+	}
+	return nil
+}
+
+// keepOperatorBucketLimits is keepOperatorLimits for a key-value bucket,
+// whose TTL is its stream's max age.
+func keepOperatorBucketLimits(ctx context.Context, js jetstream.JetStream, cfg *jetstream.KeyValueConfig) error {
+	existing, err := existingStream(ctx, js, "KV_"+cfg.Bucket)
+	if existing == nil || err != nil {
+		return err
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = existing.MaxAge
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = existing.MaxBytes
+	}
+	return nil
+}
+
+// existingStream returns the configuration of stream name, or nil when
+// there is no such stream.
+func existingStream(ctx context.Context, js jetstream.JetStream, name string) (*jetstream.StreamConfig, error) {
+	st, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := st.CachedInfo().Config
+	return &cfg, nil
 }
 
 // explain turns the server's terse refusals into messages an operator can act on.
