@@ -72,13 +72,40 @@ func TestRenderTranscriptKeepsNewestWithinTotal(t *testing.T) {
 	}
 }
 
-func TestKeepNewestOversizedSingleLine(t *testing.T) {
-	got := keepNewest([]string{"old", strings.Repeat("é", 30)}, 10)
-	if got != strings.Repeat("é", 10) {
-		t.Fatalf("got %q", got)
+func TestRenderNewest(t *testing.T) {
+	// An entry of content c renders as "u: c": 3 runes more than c.
+	lane := func(contentRunes ...int) []Entry {
+		out := make([]Entry, len(contentRunes))
+		for i, n := range contentRunes {
+			out[i] = Entry{Role: "u", Content: strings.Repeat("é", n)}
+		}
+		return out
 	}
-	if keepNewest(nil, 10) != "" {
-		t.Fatal("empty input")
+	tests := []struct {
+		contentRunes []int
+		want         int // entries kept
+	}{
+		{nil, 0},
+		{[]int{1, 1}, 2},       // 4 + 1 + 4 = 9 fit in 10
+		{[]int{1, 2}, 2},       // 4 + 1 + 5 = 10 fit exactly
+		{[]int{2, 2}, 1},       // 11 do not
+		{[]int{0, 0, 0, 6}, 1}, // the newest alone
+		{[]int{0, 30}, 0},      // even the newest alone is over
+		{[]int{0, 0, 0, 0}, 2}, // 3 + 1 + 3 + 1 + 3 = 11
+	}
+	for _, tt := range tests {
+		var lb lineBuffer
+		kept := lb.renderNewest(lane(tt.contentRunes...), 10)
+		if len(kept) != tt.want {
+			t.Errorf("renderNewest(%v, 10) kept %d, want %d", tt.contentRunes, len(kept), tt.want)
+			continue
+		}
+		if len(kept) > 0 && string(lb.text(kept[0])) != "u: "+strings.Repeat("é", tt.contentRunes[len(tt.contentRunes)-1]) {
+			t.Errorf("renderNewest(%v, 10) starts with %q, not the newest", tt.contentRunes, lb.text(kept[0]))
+		}
+	}
+	if got := lastRunes(strings.Repeat("é", 30), 10); got != strings.Repeat("é", 10) {
+		t.Fatalf("lastRunes = %q", got)
 	}
 }
 
@@ -89,6 +116,17 @@ func TestRenderTranscriptRedactsBeforeCutting(t *testing.T) {
 	got := RenderTranscript([]Entry{{Role: "user", Content: content}})
 	if strings.Contains(got, "sk-proj") || strings.Contains(got, testKey[10:20]) {
 		t.Fatalf("secret prefix leaked: %q", got[len(got)-40:])
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for _, s := range []string{
+		"", " ", "grep", "read file", " grep", "grep ", "read  file", "read\tfile", "a\nb", "a\u00a0b", "a\u3000b",
+		"记 录", "\xff b", "a \u0085", "a b c",
+	} {
+		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
+		}
 	}
 }
 

@@ -50,6 +50,10 @@ type detector struct {
 	scheme bool
 	re     *regexp.Regexp
 	accept func(s string, loc, value []int) bool
+	// mayMatch, when set, is a quick test every match passes at the anchor
+	// found at offset at: the regexp is run only where it holds. Prose says
+	// "token" and logs print URLs far more often than they hold secrets.
+	mayMatch func(s string, at int) bool
 }
 
 // detectors run in priority order: on two matches with the same start and
@@ -93,10 +97,11 @@ var detectors = []detector{
 		re:      anchored(`eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`),
 	},
 	{
-		class:   ClassURLPassword,
-		anchors: []string{"://"},
-		scheme:  true,
-		re:      anchored(`[A-Za-z][A-Za-z0-9+.\-]{0,20}://[^\s:/@]+:(?P<v>[^\s/]+)@`),
+		class:    ClassURLPassword,
+		anchors:  []string{"://"},
+		scheme:   true,
+		re:       anchored(`[A-Za-z][A-Za-z0-9+.\-]{0,20}://[^\s:/@]+:(?P<v>[^\s/]+)@`),
+		mayMatch: userPasswordFollows,
 	},
 	{
 		class:   ClassPasswordAssignment,
@@ -104,21 +109,101 @@ var detectors = []detector{
 		fold:    true,
 		re: anchored(`(?i)(?P<k>password|passwd|pwd|secret|token|api[_\-]?key)["']?[ \t]*(?P<op>[:=])[ \t]*` +
 			`(?:"(?P<v>[^"\n]+)"|'(?P<v>[^'\n]+)'|(?P<v>[^\s"'<>&,;()]+))`),
-		accept: acceptAssignment,
+		accept:   acceptAssignment,
+		mayMatch: operatorFollows,
 	},
 	{
 		// The English form of 密码是: "the admin password is hunter2!".
-		class:   ClassPasswordAssignment,
-		anchors: []string{"passw", "passcode"},
-		fold:    true,
-		re:      anchored(`(?i)(?:password|passwd|passcode)[ \t]+(?:is|was)[ \t]+(?:"(?P<v>[^"\n]+)"|'(?P<v>[^'\n]+)'|(?P<v>[^\s"'<>,;()]+))`),
-		accept:  acceptSpokenPassword,
+		class:    ClassPasswordAssignment,
+		anchors:  []string{"passw", "passcode"},
+		fold:     true,
+		re:       anchored(`(?i)(?:password|passwd|passcode)[ \t]+(?:is|was)[ \t]+(?:"(?P<v>[^"\n]+)"|'(?P<v>[^'\n]+)'|(?P<v>[^\s"'<>,;()]+))`),
+		accept:   acceptSpokenPassword,
+		mayMatch: blankFollows,
 	},
 	{
 		class:   ClassPasswordAssignment,
 		anchors: []string{"密码"},
 		re:      anchored(`密码(?:是|为|[:：])[ \t]*(?P<v>[^\s，。；、,;"'“”]+)`),
 	},
+}
+
+// pemStart begins every private key block's header.
+const pemStart = "-----BEGIN"
+
+// longestKey is the most bytes a key of the assignment detectors spans:
+// "api_" and "ey" around a Kelvin sign, which (?i) takes for k.
+const longestKey = len("api_\u212aey")
+
+// operatorFollows reports whether the key at s[at] is followed by what
+// follows an assignment's key: an optional quote, spaces or tabs, and ':' or
+// '='. The key is taken as the run of letters, '_', '-' and non-ASCII bytes
+// there, which a key is made of and what follows it is not; a run longer
+// than any key is a longer word.
+func operatorFollows(s string, at int) bool {
+	j, ok := skipKey(s, at)
+	if !ok {
+		return false
+	}
+	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+		j++
+	}
+	j = skipBlanks(s, j)
+	return j < len(s) && (s[j] == ':' || s[j] == '=')
+}
+
+// blankFollows reports whether the key at s[at] is followed by a space or
+// a tab, as the key of "password is ..." is.
+func blankFollows(s string, at int) bool {
+	j, ok := skipKey(s, at)
+	return ok && j < len(s) && (s[j] == ' ' || s[j] == '\t')
+}
+
+// userPasswordFollows reports whether the "://" at s[at] is followed by a
+// user, ':', and a password ending at '@', as a URL with a password is:
+// "user:password@" within a run of text without white space or '/'.
+func userPasswordFollows(s string, at int) bool {
+	j := at + len("://")
+	user := j
+	for j < len(s) && !isURLSpace(s[j]) && s[j] != ':' && s[j] != '/' && s[j] != '@' {
+		j++
+	}
+	if j == user || j == len(s) || s[j] != ':' {
+		return false
+	}
+	password := j + 1
+	for j = password; j < len(s) && !isURLSpace(s[j]) && s[j] != '/'; j++ {
+		if s[j] == '@' && j > password {
+			return true
+		}
+	}
+	return false
+}
+
+// skipKey returns the end of the run of letters, '_', '-' and non-ASCII
+// bytes at s[at], and false when it is longer than longestKey. It looks
+// no further than that, so a long word full of keys ("tokentoken...") is
+// not rescanned from each of them.
+func skipKey(s string, at int) (end int, ok bool) {
+	for i := at; i < len(s) && i-at <= longestKey; i++ {
+		if c := s[i]; !isLetter(c) && c != '_' && c != '-' && c < 0x80 {
+			return i, true
+		}
+	}
+	return len(s), len(s)-at <= longestKey
+}
+
+// skipBlanks returns the end of the run of spaces and tabs at s[i].
+func skipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// isURLSpace reports whether c is white space as \s in a regexp means it.
+func isURLSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
 }
 
 // PEM blocks: a header, a body, and the first footer after the header. An
@@ -132,7 +217,7 @@ var (
 // scanPEM appends every private key block of s. Footers are located once up
 // front, so text full of headers without footers stays linear.
 func scanPEM(found []candidate, s string) []candidate {
-	if !strings.Contains(s, "-----BEGIN") {
+	if !strings.Contains(s, pemStart) {
 		return found
 	}
 	var footerStarts, footerEnds []int
@@ -148,7 +233,7 @@ func scanPEM(found []candidate, s string) []candidate {
 		i += j + 1
 	}
 	for from := 0; from < len(s); {
-		i := strings.Index(s[from:], "-----BEGIN")
+		i := strings.Index(s[from:], pemStart)
 		if i < 0 {
 			break
 		}
@@ -215,14 +300,62 @@ func acceptSpokenPassword(s string, _, value []int) bool {
 // Overlapping detections are merged into one range that keeps the class of the
 // one starting first, so every byte any detector flags is covered. Existing
 // [REDACTED:<class>] markers are never reported.
+//
+// In a text for which LineLocal holds, what Find finds in each line depends
+// on that line alone: Find finds in the line just what it finds in the line
+// on its own, and the same again in the line with spaces put before it or a
+// carriage return taken from its end. Callers that reshape redacted text
+// line by line rely on this to redact again only what they changed.
 func Find(s string) []Match {
 	found := scanPEM(nil, s)
 	found = scanAnchors(found, s)
 	if len(found) == 0 {
 		return nil
 	}
-	return merge(dropMarkers(found, marker.FindAllStringIndex(s, -1)))
+	return merge(dropMarkers(found, markerSpans(s)))
 }
+
+// markerPrefix begins every redaction marker.
+const markerPrefix = "[REDACTED:"
+
+// markerSpans returns what marker.FindAllStringIndex(s, -1) returns, the
+// spans of the markers in s, without running the regexp over all of s.
+func markerSpans(s string) [][]int {
+	var spans [][]int
+	for from := 0; ; {
+		i := strings.Index(s[from:], markerPrefix)
+		if i < 0 {
+			return spans
+		}
+		start := from + i
+		end := markerEnd(s, start)
+		if end < 0 {
+			from = start + 1
+			continue
+		}
+		spans = append(spans, []int{start, end})
+		from = end
+	}
+}
+
+// markerEnd returns the end of the marker at s[start:], which begins with
+// markerPrefix, or -1 when there is none: 1 to 40 of [a-z_] and a ']'.
+func markerEnd(s string, start int) int {
+	j := start + len(markerPrefix)
+	class := j
+	for j < len(s) && j-class < 40 && (s[j] >= 'a' && s[j] <= 'z' || s[j] == '_') {
+		j++
+	}
+	if j == class || j == len(s) || s[j] != ']' {
+		return -1
+	}
+	return j + 1
+}
+
+// LineLocal reports whether no secret Find could report in s spans a line
+// feed: s holds no "-----BEGIN", so no private key block, whose body may run
+// over many lines; no other construct holds a line feed.
+func LineLocal(s string) bool { return !strings.Contains(s, pemStart) }
 
 // candidate is a detection before overlaps are merged.
 type candidate struct {
@@ -236,16 +369,8 @@ type anchorAt struct {
 	detector int
 }
 
-// anchorIndex lists every detector's anchors, and for each byte the anchors
-// that may start with it (both cases of a folding anchor's first letter),
-// so one pass over a text finds every anchor. bigrams has bit b0<<8|b1 set
-// for the first two bytes of every anchor in every case it matches in: most
-// bytes of prose are skipped after that one test.
-var anchorIndex = func() (x struct {
-	anchors []anchorAt
-	byFirst [256][]uint8
-	bigrams [1 << 16 / 64]uint64
-}) {
+// anchorIndex is the anchorTable of detectors.
+var anchorIndex = func() (x anchorTable) {
 	for di, d := range detectors {
 		for _, a := range d.anchors {
 			k := uint8(len(x.anchors))
@@ -255,6 +380,7 @@ var anchorIndex = func() (x struct {
 				for _, c1 := range cases(a[1], d.fold) {
 					pair := uint(c0)<<8 | uint(c1)
 					x.bigrams[pair/64] |= 1 << (pair % 64)
+					x.inPair[c0], x.inPair[c1] = true, true
 				}
 			}
 		}
@@ -264,6 +390,74 @@ var anchorIndex = func() (x struct {
 	}
 	return x
 }()
+
+// anchorTable lists every detector's anchors, and for each byte the anchors
+// that may start with it (both cases of a folding anchor's first letter),
+// so one pass over a text finds every anchor. bigrams has bit b0<<8|b1 set
+// for the first two bytes of every anchor in every case it matches in: most
+// bytes of prose are skipped after that one test. inPair is set for every
+// byte of those pairs: a byte outside them can neither end a pair nor begin
+// one, so the pass steps over it and the byte before it at once.
+type anchorTable struct {
+	anchors []anchorAt
+	byFirst [256][]uint8
+	bigrams [1 << 16 / 64]uint64
+	inPair  [256]bool
+}
+
+// pairAt reports whether s[i] and s[i+1] are the first two bytes of an
+// anchor, in a case it is searched in.
+func (x *anchorTable) pairAt(s string, i int) bool {
+	pair := uint(s[i])<<8 | uint(s[i+1])
+	return x.bigrams[pair/64]&(1<<(pair%64)) != 0
+}
+
+// nextPair returns the first offset from i on where the first two bytes of
+// an anchor occur, or -1.
+func (x *anchorTable) nextPair(s string, i int) int {
+	for i+1 < len(s) {
+		if !x.inPair[s[i+1]] {
+			i += 2
+			continue
+		}
+		if x.pairAt(s, i) {
+			return i
+		}
+		i++
+	}
+	return -1
+}
+
+// anyAnchorAt reports whether some anchor occurs at s[i].
+func (x *anchorTable) anyAnchorAt(s string, i int) bool {
+	for _, k := range x.byFirst[s[i]] {
+		a := x.anchors[k]
+		if hasAnchor(s[i:], a.text, detectors[a.detector].fold) {
+			return true
+		}
+	}
+	return false
+}
+
+// MayStartSecret reports whether a secret could begin in s: whether s holds
+// "-----BEGIN" or one of the literal anchors detectors are run from ("sk-",
+// "token", "://" and the like, in any case where the detector ignores
+// case). Every secret Find reports belongs to a construct that starts at
+// one of them, or at the URL scheme just before "://", and none of them
+// holds a space. So when s ends in a space and MayStartSecret(s) is false,
+// Find(s + t) is Find(t) shifted by len(s), whatever t is.
+func MayStartSecret(s string) bool {
+	if strings.Contains(s, pemStart) {
+		return true
+	}
+	x := &anchorIndex
+	for i := x.nextPair(s, 0); i >= 0; i = x.nextPair(s, i+1) {
+		if x.anyAnchorAt(s, i) {
+			return true
+		}
+	}
+	return false
+}
 
 // cases returns c, and its upper-case form too when fold is set and c is a
 // lower-case ASCII letter.
@@ -285,23 +479,29 @@ const maxAnchors = 32
 func scanAnchors(found []candidate, s string) []candidate {
 	var next [maxAnchors]int // per anchor: the first offset it may be tried at
 	x := &anchorIndex
-	for i := 0; i+1 < len(s); i++ {
-		pair := uint(s[i])<<8 | uint(s[i+1])
-		if x.bigrams[pair/64]&(1<<(pair%64)) == 0 {
-			continue
-		}
+	for i := x.nextPair(s, 0); i >= 0; i = x.nextPair(s, i+1) {
 		for _, k := range x.byFirst[s[i]] {
 			a := x.anchors[k]
 			d := &detectors[a.detector]
-			if i < next[k] || !hasAnchor(s[i:], a.text, d.fold) {
+			if i < next[k] || !hasAnchor(s[i:], a.text, d.fold) || d.mayMatch != nil && !d.mayMatch(s, i) {
 				continue
 			}
 			var end int
-			found, end = d.matchAt(found, s, i, a.detector)
+			found, end = d.matchAt(found, s[:lineEnd(s, i)], i, a.detector)
 			next[k] = max(i+1, end)
 		}
 	}
 	return found
+}
+
+// lineEnd returns the offset of the first line feed from i on, or len(s).
+// A detector's match ends before it (see Find), so its regexp is given no
+// more: how long a regexp takes to fail can grow with the text it is given.
+func lineEnd(s string, i int) int {
+	if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(s)
 }
 
 // hasAnchor reports whether s starts with anchor, ignoring ASCII case when

@@ -252,6 +252,8 @@ func TestAdversarialInputStaysLinear(t *testing.T) {
 		"password is ":   8000,
 		"a://b:":         15000,
 		"eyJaaaaaaaaaa.": 7000,
+		"token":          20000,
+		"password":       12000,
 	}
 	for unit, n := range units {
 		small := fastestOf(3, func() { String(strings.Repeat(unit, n/8)) })
@@ -286,5 +288,31 @@ func TestLongValuesAreMaskedWhole(t *testing.T) {
 		if again, _ := String(out); again != out || len(out) > 60 {
 			t.Errorf("String(%.20q...) = %q", in, out)
 		}
+	}
+}
+
+// BenchmarkFindChat scans a coding assistant's lane: code, logs, JSON and
+// prose with a secret every kilobyte or so, where most of the time goes to
+// skipping text no anchor starts in.
+func BenchmarkFindChat(b *testing.B) {
+	parts := []string{
+		"I looked at the failing job. The migration step tries to write to the staging database, which is read-only. ",
+		"func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {\n\treturn s.kv.Get(ctx, key)\n}\n",
+		"--- FAIL: TestMigrate (0.42s)\n    migrate_test.go:31: pq: permission denied for table users\n",
+		`{"status":"ok","items":[{"id":1,"name":"alpha"}],"next":"https://api.example.com/v1/items?page=2"} `,
+		"The token budget for this step was 1200 tokens. 我已经更新了文档。 ",
+		"internal/store/kv.go:42:\tif err := s.kv.Put(ctx, key, value); err != nil {\n",
+		"export DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/app\n",
+		"ok, my key is " + openAIKey + " for now.\n",
+	}
+	var sb strings.Builder
+	for i := 0; sb.Len() < 20<<10; i++ {
+		sb.WriteString(parts[i%len(parts)])
+	}
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Find(text)
 	}
 }
