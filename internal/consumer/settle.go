@@ -36,8 +36,13 @@ func (p *Processor) settle(next handler) handler {
 		switch dec.Action {
 		case Ack:
 			p.metrics.Request(d.status, "")
-			if aerr := d.msg.DoubleAck(sctx); aerr != nil {
-				p.log.Warn("consumer: ack not confirmed; a redelivery will find the outcome", "err", aerr)
+			// A plain Ack, not DoubleAck: the outcome is in the ledger
+			// before the ack, so a lost ack only means a redelivery that
+			// replays it, which is all a failed DoubleAck could lead to
+			// either. Waiting for the server's confirmation added a round
+			// trip to every worker's cycle.
+			if aerr := d.msg.Ack(); aerr != nil {
+				p.log.Warn("consumer: ack not sent; a redelivery will find the outcome", "err", aerr)
 			}
 		case Term:
 			if ferr := p.fail(sctx, d, dec.Err); ferr != nil {
