@@ -198,17 +198,24 @@ func (c *Checkpoint) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// keyValue is c's key in the checkpoints bucket and its stored bytes.
+func (c *Checkpoint) keyValue() (key string, value []byte, err error) {
+	if key, err = IDKey(c.ID); err != nil {
+		return "", nil, err
+	}
+	if value, err = c.AppendJSON(make([]byte, 0, 320+len(c.Body))); err != nil {
+		return "", nil, errcode.Wrap(errcode.Internal, "encode checkpoint", err)
+	}
+	return key, value, nil
+}
+
 // PutCheckpoint stores c under its id unless a checkpoint is already there:
 // then the stored bytes must equal c's bytes exactly, else the error is
 // checkpoint_conflict. Inserting the same checkpoint twice is a no-op.
 func (s *Store) PutCheckpoint(ctx context.Context, c *Checkpoint) error {
-	key, err := IDKey(c.ID)
+	key, value, err := c.keyValue()
 	if err != nil {
 		return err
-	}
-	value, err := c.AppendJSON(make([]byte, 0, 320+len(c.Body)))
-	if err != nil {
-		return errcode.Wrap(errcode.Internal, "encode checkpoint", err)
 	}
 	_, err = s.checkpoints.Create(ctx, key, value)
 	if err == nil {
@@ -235,13 +242,9 @@ func (s *Store) PutCheckpoint(ctx context.Context, c *Checkpoint) error {
 // from the plan's are a leftover no head refers to (an attempt that stored
 // its checkpoint but never recorded its plan).
 func (s *Store) ReplaceCheckpoint(ctx context.Context, c *Checkpoint) error {
-	key, err := IDKey(c.ID)
+	key, value, err := c.keyValue()
 	if err != nil {
 		return err
-	}
-	value, err := c.AppendJSON(make([]byte, 0, 320+len(c.Body)))
-	if err != nil {
-		return errcode.Wrap(errcode.Internal, "encode checkpoint", err)
 	}
 	entry, err := s.checkpoints.Get(ctx, key)
 	switch {
