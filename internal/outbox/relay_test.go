@@ -80,6 +80,14 @@ func (f fixture) pending(t *testing.T, key string) (int, map[string]any) {
 	return len(list), v
 }
 
+// runRelay runs r until the test ends.
+func runRelay(t *testing.T, r *Relay) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
 // Records a crash left behind are published when the relay starts, once
 // each, and cleared; other members of the value are kept.
 func TestRelayFinishesLeftoversOnStart(t *testing.T) {
@@ -94,10 +102,7 @@ func TestRelayFinishesLeftoversOnStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	runRelay(t, r)
 	testenv.Eventually(t, 10*time.Second, func() error {
 		for _, k := range []string{"lane-a", "lane-b"} {
 			if n, _ := f.pending(t, k); n != 0 {
@@ -243,10 +248,7 @@ func TestRelayReadsOnlyRevisionsNoWriterDelivered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	runRelay(t, r)
 	// The relay is following once a value written now is delivered.
 	f.put(t, "probe", rec("probe:1"))
 	testenv.Eventually(t, 10*time.Second, func() error {
