@@ -90,12 +90,21 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	c.log.register(fs)
 }
 
+// topology is what serve asks of the streams and buckets it ensures.
+func (c serveConfig) topology() topology.Options {
+	return topology.Options{Replicas: c.replicas, Duplicates: 20 * time.Minute, LedgerTTL: c.ledgerTTL}
+}
+
 func runServe(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("serve", "serve [flags]", io)
 	var cfg serveConfig
 	cfg.register(fs)
 	if ok, code := parseFlags(fs, args, mergeEnv(natsEnv, modelEnv)); !ok {
 		return code
+	}
+	if err := cfg.topology().Validate(); err != nil {
+		fmt.Fprintln(io.err, "processor serve: --replicas or --ledger-ttl:", err)
+		return 2
 	}
 	log := cfg.log.logger(io.err)
 	limit, source, err := applyMemoryLimit(cfg.memoryLimit)
@@ -135,7 +144,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	setupCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	stores, err := topology.Ensure(setupCtx, js, topology.Options{Replicas: cfg.replicas, Duplicates: 20 * time.Minute, LedgerTTL: cfg.ledgerTTL})
+	stores, err := topology.Ensure(setupCtx, js, cfg.topology())
 	cancel()
 	if err != nil {
 		return err
