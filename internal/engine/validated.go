@@ -128,28 +128,20 @@ func (w *eventWalk) event(e *InputEvent) {
 }
 
 // scalars records s, or matches it against the next recorded event.
-func (w *eventWalk) scalars(s eventScalars) {
-	rec := w.record
-	switch {
-	case !w.ok:
-	case !w.replaying:
-		rec.scalars = append(rec.scalars, s)
-	case w.nextScalar < len(rec.scalars) && rec.scalars[w.nextScalar] == s:
-		w.nextScalar++
-	default:
-		w.ok = false
-	}
-}
+func (w *eventWalk) scalars(s eventScalars) { step(w, &w.record.scalars, &w.nextScalar, s) }
 
 // visit records t, or matches it against the next recorded token.
-func (w *eventWalk) visit(t recordToken) {
-	rec := w.record
+func (w *eventWalk) visit(t recordToken) { step(w, &w.record.tokens, &w.nextToken, t) }
+
+// step appends v to recorded, or, when replaying, matches it against
+// recorded[*next] and moves on; a mismatch ends the walk's ok.
+func step[T comparable](w *eventWalk, recorded *[]T, next *int, v T) {
 	switch {
 	case !w.ok:
 	case !w.replaying:
-		rec.tokens = append(rec.tokens, t)
-	case w.nextToken < len(rec.tokens) && rec.tokens[w.nextToken] == t:
-		w.nextToken++
+		*recorded = append(*recorded, v)
+	case *next < len(*recorded) && (*recorded)[*next] == v:
+		*next++
 	default:
 		w.ok = false
 	}
