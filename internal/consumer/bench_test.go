@@ -152,6 +152,18 @@ func benchJetStream(b *testing.B, srv *testenv.Server) jetstream.JetStream {
 // benchProcessorBodies runs b.N requests made by body(i), with request id
 // "<run>-<i>", through a processor on a fresh embedded server.
 func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, body func(int) []byte) throughput {
+	return benchProcessorRun(b, cfg, c, s, run, body, nil)
+}
+
+// benchProcessorInspect is benchProcessor, and then calls inspect with the
+// server's JetStream once the processor stopped.
+func benchProcessorInspect(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, inspect func(jetstream.JetStream)) throughput {
+	return benchProcessorRun(b, cfg, c, s, run, func(i int) []byte {
+		return engineBody(b, fmt.Sprintf("%s-%d", run, i), fmt.Sprintf("%s-lane-%d", run, i), "", 24, nil)
+	}, inspect)
+}
+
+func benchProcessorRun(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, body func(int) []byte, inspect func(jetstream.JetStream)) throughput {
 	srv := testenv.NATS(b, testenv.Options{})
 	e := newEnv(b, benchJetStream(b, srv), 1)
 	e.realEngine = true
@@ -178,13 +190,20 @@ func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summar
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	quiet := cfg
-	e.startQuiet(b, quiet, c, s)
+	r := e.startQuiet(b, quiet, c, s)
 	b.ResetTimer()
 	t0, cpu0 := time.Now(), processCPU()
 	publishAll(b, e.js, topology.SubjectRequested, bodies, ids, l)
 	l.wait(b)
 	elapsed, cpu := time.Since(t0), processCPU()-cpu0
 	b.StopTimer()
+	if inspect != nil {
+		r.stop()
+		if err := r.wait(b); err != nil {
+			b.Fatal(err)
+		}
+		inspect(e.js)
+	}
 	return l.report(b, elapsed, cpu, "")
 }
 

@@ -1,0 +1,236 @@
+package consumer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/summarize/offline"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The JetStream floor: the writes and reads the processor makes for one
+// request, with the sizes it writes, and nothing else (no engine, no
+// middleware, no encoding). It answers how fast any processor could go that
+// keeps Cairn's guarantees on this design, so that the processor's gap to
+// the baseline splits into what its JetStream work costs and what the rest
+// costs. Run with:
+//
+//	go test -run '^$' -bench ContractFloor -benchtime 1000x ./internal/consumer
+
+// writeSizes are the mean sizes of what one request writes, as stored.
+type writeSizes struct {
+	ledgerStored, ledgerFinal, checkpoint, headWithRecords, headCleared, activated, job int
+}
+
+// measureWriteSizes reads the mean stored message sizes of a run that
+// activated every request on a fresh lane. The stored ledger entry holds
+// the plan (the head with its activated record) and the checkpoint, and
+// the head as written holds both records; their sizes are the sums.
+func measureWriteSizes(b *testing.B, js jetstream.JetStream) writeSizes {
+	mean := func(stream string) int {
+		s, err := js.Stream(context.Background(), stream)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := s.CachedInfo().State
+		if st.Msgs == 0 {
+			b.Fatalf("stream %s is empty", stream)
+		}
+		return int(st.Bytes / st.Msgs)
+	}
+	w := writeSizes{
+		ledgerFinal: mean("KV_" + topology.BucketLedger),
+		checkpoint:  mean("KV_" + topology.BucketCheckpoints),
+		headCleared: mean("KV_" + topology.BucketHeads),
+		activated:   mean(topology.StreamEvents),
+		job:         mean(topology.StreamHarvest),
+	}
+	w.ledgerStored = w.ledgerFinal + w.checkpoint
+	w.headWithRecords = w.headCleared + w.activated + w.job
+	return w
+}
+
+// floorWork says which of the processor's JetStream calls a floor makes.
+type floorWork struct {
+	ledger bool // the stored plan and the outcome in the request ledger
+	relay  bool // the records' clearing write and the relay's watcher
+}
+
+var (
+	// processorFloor is what the processor does.
+	processorFloor = floorWork{ledger: true, relay: true}
+	// bareFloor keeps only what no design of the contract can leave out:
+	// the dedupe and fence reads, the checkpoint, the head's
+	// compare-and-swap, the two events in their streams, and the ack. The
+	// ledger's two writes and the outbox's clearing write and watcher are
+	// gone, as if the head and the events were one atomic write and the
+	// checkpoint doubled as the ledger.
+	bareFloor = floorWork{}
+)
+
+// benchFloor runs b.N requests through a loop that makes the processor's
+// JetStream calls for a request on a fresh lane with the offline
+// summarizer, in the processor's order and with its concurrency, leaving
+// out what work does not ask for:
+//
+//	ledger get ‖ head get
+//	ledger create (stored plan) ‖ checkpoint create
+//	head create (with the outbox records)
+//	publish activated ‖ publish harvest job ‖ ledger update (outcome)
+//	head update (records cleared)
+//	ack
+//
+// while a relay-like watcher follows the heads' revisions (MetaOnly).
+func benchFloor(b *testing.B, sizes writeSizes, work floorWork, prefix string) throughput {
+	srv := testenv.NATS(b, testenv.Options{})
+	js := benchJetStream(b, srv)
+	ctx := context.Background()
+	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, topology.StreamRequests, jetstream.ConsumerConfig{Durable: "floor", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: benchWorkers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if work.relay {
+		watch, err := stores.Heads.WatchAll(ctx, jetstream.UpdatesOnly(), jetstream.MetaOnly())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = watch.Stop() }()
+		go func() {
+			for range watch.Updates() {
+			}
+		}()
+	}
+	n := b.N
+	bodies := benchBodies(b, prefix+"floor", n)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("floor-%d", i)
+	}
+	l := newLatencies(n)
+	sub, err := srv.Conn(b).Subscribe(topology.SubjectActivated, func(m *nats.Msg) {
+		l.end(strings.TrimSuffix(m.Header.Get(nats.MsgIdHdr), ":activated"))
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	payload := func(n int) []byte { return bytes.Repeat([]byte("x"), n) }
+	stored, final, cp := payload(sizes.ledgerStored), payload(sizes.ledgerFinal), payload(sizes.checkpoint)
+	withRecords, cleared := payload(sizes.headWithRecords), payload(sizes.headCleared)
+	activated, job := payload(sizes.activated), payload(sizes.job)
+	fail := func(err error) {
+		if err != nil {
+			b.Error(err)
+		}
+	}
+	do := func(m jetstream.Msg) {
+		id := m.Headers().Get(jetstream.MsgIDHeader)
+		key := "lane." + id
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if work.ledger {
+				_, _ = stores.Ledger.Get(ctx, id)
+			}
+		})
+		_, _ = stores.Heads.Get(ctx, key)
+		wg.Wait()
+		var ledgerRev uint64
+		wg.Go(func() {
+			if work.ledger {
+				var err error
+				ledgerRev, err = stores.Ledger.Create(ctx, id, stored)
+				fail(err)
+			}
+		})
+		_, err := stores.Checkpoints.Create(ctx, id, cp)
+		fail(err)
+		wg.Wait()
+		headRev, err := stores.Heads.Create(ctx, key, withRecords)
+		fail(err)
+		wg.Go(func() {
+			_, err := js.Publish(ctx, topology.SubjectHarvest, job, jetstream.WithMsgID(id+":harvest"))
+			fail(err)
+		})
+		wg.Go(func() {
+			if work.ledger {
+				_, err := stores.Ledger.Update(ctx, id, final, ledgerRev)
+				fail(err)
+			}
+		})
+		_, err = js.Publish(ctx, topology.SubjectActivated, activated, jetstream.WithMsgID(id+":activated"))
+		fail(err)
+		wg.Wait()
+		if work.relay {
+			_, err = stores.Heads.Update(ctx, key, cleared, headRev)
+			fail(err)
+		}
+		_ = m.Ack()
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(benchWorkers))
+	if err != nil {
+		b.Fatal(err)
+	}
+	slots := make(chan struct{}, benchWorkers)
+	pulled := make(chan struct{})
+	defer func() {
+		it.Stop()
+		<-pulled
+		for range benchWorkers {
+			slots <- struct{}{}
+		}
+	}()
+	go func() {
+		defer close(pulled)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				return
+			}
+			slots <- struct{}{}
+			go func() { defer func() { <-slots }(); do(m) }()
+		}
+	}()
+	b.ResetTimer()
+	t0, cpu0 := time.Now(), processCPU()
+	publishAll(b, js, topology.SubjectRequested, bodies, ids, l)
+	l.wait(b)
+	elapsed, cpu := time.Since(t0), processCPU()-cpu0
+	b.StopTimer()
+	return l.report(b, elapsed, cpu, prefix)
+}
+
+// BenchmarkContractFloor runs the processor, the two JetStream floors with
+// the sizes the processor wrote, and the baseline on the same number of
+// requests. floor_ratio (floor ÷ baseline) bounds the processor's ratio
+// on this design from above: an engine and a pipeline that cost nothing
+// would reach it. bare_ratio does the same for any design of the contract.
+// proc_of_floor is the processor's share of the floor's throughput.
+func BenchmarkContractFloor(b *testing.B) {
+	var sizes writeSizes
+	proc := benchProcessorInspect(b, benchConfig(benchWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()), "cal", func(js jetstream.JetStream) {
+		sizes = measureWriteSizes(b, js)
+	})
+	floor := benchFloor(b, sizes, processorFloor, "floor_")
+	bare := benchFloor(b, sizes, bareFloor, "bare_")
+	base := benchBaseline(b, benchWorkers, "base_")
+	b.ReportMetric(floor.rps/base.rps, "floor_ratio")
+	b.ReportMetric(bare.rps/base.rps, "bare_ratio")
+	b.ReportMetric(proc.rps/base.rps, "ratio")
+	b.ReportMetric(proc.rps/floor.rps, "proc_of_floor")
+	b.ReportMetric(float64(floor.cpuPerReq)/float64(base.cpuPerReq), "floor_cpu_ratio")
+	b.Logf("n=%d sizes %+v", b.N, sizes)
+	b.Logf("baseline %.0f req/s %v CPU/req; bare floor %.0f req/s %v CPU/req; floor %.0f req/s %v CPU/req; processor %.0f req/s %v CPU/req",
+		base.rps, base.cpuPerReq, bare.rps, bare.cpuPerReq, floor.rps, floor.cpuPerReq, proc.rps, proc.cpuPerReq)
+}
