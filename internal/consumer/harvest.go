@@ -34,7 +34,11 @@ func buildHarvestRecord(req *envelope, checkpointID string, events json.RawMessa
 func harvestRecord(req *envelope, checkpointID string, entries []facts.Entry, traceparent string) (outbox.Record, error) {
 	scope := req.harvestScope()
 	job := facts.BuildJob(req.ThreadID, checkpointID, facts.Scope{Kind: scope.Kind, ID: scope.ID}, entries)
-	return record(topology.SubjectHarvest, job.MsgID(), job, traceparent)
+	data, err := job.AppendJSON(make([]byte, 0, len(job.Transcript)+32*len(job.EntryIDs)+256))
+	if err != nil {
+		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)
+	}
+	return newRecord(topology.SubjectHarvest, job.MsgID(), data, traceparent), nil
 }
 
 // cutEntries decodes the cut events of the events array, in order.

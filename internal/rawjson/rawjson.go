@@ -18,20 +18,6 @@ import (
 	"time"
 )
 
-// AppendString appends s as json.Marshal encodes a string.
-func AppendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a string always encodes
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
-
 // AppendInt appends n.
 func AppendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
 
