@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -55,9 +56,7 @@ func scanIdentifiers(text string, emit func(kind, string)) {
 	// tokens are: only the token around each marker is looked at. No marker
 	// is a delimiter, so it is the same token a scan from its start finds.
 	for i := 0; i < len(text); {
-		for i < len(text) && !markers[text[i]] {
-			i++
-		}
+		i = nextMarker(text, i)
 		if i == len(text) {
 			break
 		}
@@ -84,6 +83,47 @@ func init() {
 	for _, c := range []byte("/.#-0123456789") {
 		markers[c] = true
 	}
+}
+
+// nextMarker returns the position of the first marker of s at or after i,
+// or len(s). It tests eight bytes at a time: markers are rare in prose.
+func nextMarker(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := markers8(load64(s[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(s) && !markers[s[i]] {
+		i++
+	}
+	return i
+}
+
+// markers8 returns the high bit of each byte of x that is a marker, except
+// that bits above the first may be wrong. The markers are '#' and the range
+// '-' to '9' (- . / and the digits).
+func markers8(x uint64) uint64 {
+	const (
+		lo       = 0x0101010101010101
+		high     = 0x8080808080808080
+		fromDash = (0x80 - '-') * lo     // a byte's high bit is set in y+fromDash from '-' up
+		pastNine = (0x80 - '9' - 1) * lo // and in y+pastNine past '9'
+	)
+	y := x &^ high // the sums below then carry into no other byte
+	inRange := (y + fromDash) &^ (y + pastNine) &^ x
+	// A zero byte of t is a '#' of x; subtracting borrows only upwards, so
+	// the lowest byte flagged is one.
+	t := x ^ '#'*lo
+	hash := (t - lo) &^ t
+	return (inRange | hash) & high
+}
+
+// load64 reads the first eight bytes of s, little-endian: the compiler
+// makes it one load.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // scanCommands finds `command` spans and lines that start with "$ ".

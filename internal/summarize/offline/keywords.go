@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -19,13 +20,26 @@ type wordIndex struct {
 	// Chinese ones): runs of ASCII text are then skipped eight bytes at a
 	// time.
 	nonASCII bool
+	// Otherwise a window of the length of the shortest word (n) slides
+	// over the text, and the two bytes it ends with tell how far it can
+	// move without passing an occurrence (Wu and Manber): most pairs of
+	// prose end no keyword's first n bytes, and the window skips ahead.
+	n     int
+	shift [pairTable]uint8 // by pairSlot of the window's last two bytes
 }
+
+// pairTable is the size of a wordIndex's shift table. Pairs that share a
+// slot take the smaller shift, which stays safe.
+const pairTable = 1 << 12
+
+// pairSlot hashes two bytes; no two pairs of ASCII letters share a slot.
+func pairSlot(a, b byte) int { return (int(a)*67 + int(b)) & (pairTable - 1) }
 
 func newWordIndex(words []string) *wordIndex {
 	if len(words) > 32 {
 		panic("offline: more than 32 keywords")
 	}
-	x := &wordIndex{words: words, nonASCII: true}
+	x := &wordIndex{words: words, nonASCII: true, n: math.MaxUint8}
 	for i, w := range words {
 		x.nonASCII = x.nonASCII && w[0] >= utf8.RuneSelf
 		if len(w) < 2 {
@@ -33,6 +47,18 @@ func newWordIndex(words []string) *wordIndex {
 		}
 		x.first[w[0]] |= 1 << i
 		x.second[w[1]] |= 1 << i
+		x.n = min(x.n, len(w))
+	}
+	// A pair found nowhere in the first n bytes of a word lets the window
+	// move n-1 bytes: an occurrence starting any earlier would hold it.
+	for i := range x.shift {
+		x.shift[i] = uint8(x.n - 1)
+	}
+	for _, w := range words {
+		for end := 2; end <= x.n; end++ {
+			slot := pairSlot(w[end-2], w[end-1])
+			x.shift[slot] = min(x.shift[slot], uint8(x.n-end))
+		}
 	}
 	return x
 }
@@ -43,22 +69,44 @@ type hit struct{ start, end int }
 // find appends every occurrence of the keywords in s to dst, overlapping
 // ones included, ordered by start.
 func (x *wordIndex) find(dst []hit, s string) []hit {
-	for i := 0; i+1 < len(s); i++ {
-		if x.nonASCII {
-			for i+8 <= len(s) && ascii8(s[i:i+8]) {
-				i += 8
-			}
-			if i+1 >= len(s) {
-				break
-			}
+	if x.nonASCII {
+		return x.findNonASCII(dst, s)
+	}
+	for i := 0; i+x.n <= len(s); {
+		end := i + x.n
+		if shift := x.shift[pairSlot(s[end-2], s[end-1])]; shift > 0 {
+			i += int(shift)
+			continue
 		}
-		m := x.first[s[i]] & x.second[s[i+1]]
-		for m != 0 {
-			w := x.words[bits.TrailingZeros32(m)]
-			m &= m - 1
-			if strings.HasPrefix(s[i:], w) {
-				dst = append(dst, hit{i, i + len(w)})
-			}
+		dst = x.at(dst, s, i)
+		i++
+	}
+	return dst
+}
+
+// findNonASCII is find for keywords that all start with a non-ASCII byte.
+func (x *wordIndex) findNonASCII(dst []hit, s string) []hit {
+	for i := 0; i+1 < len(s); i++ {
+		for i+8 <= len(s) && ascii8(s[i:i+8]) {
+			i += 8
+		}
+		if i+1 >= len(s) {
+			break
+		}
+		dst = x.at(dst, s, i)
+	}
+	return dst
+}
+
+// at appends the occurrences of the keywords that start at s[i], in the
+// order of the words; s has two bytes or more from i.
+func (x *wordIndex) at(dst []hit, s string, i int) []hit {
+	m := x.first[s[i]] & x.second[s[i+1]]
+	for m != 0 {
+		w := x.words[bits.TrailingZeros32(m)]
+		m &= m - 1
+		if strings.HasPrefix(s[i:], w) {
+			dst = append(dst, hit{i, i + len(w)})
 		}
 	}
 	return dst

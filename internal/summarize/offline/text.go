@@ -21,13 +21,11 @@ func sentences(dst []span, s string) []span {
 			dst = append(dst, sp)
 		}
 	}
-	for i := 0; i < len(s); i++ {
-		// Only the lead bytes of a break are looked at: a continuation byte
-		// never starts one, and decoding rune by rune visits every other
-		// byte, so the breaks found are the same.
-		if !breakLead[s[i]] {
-			continue
-		}
+	// Only the lead bytes of a break are looked at: a continuation byte
+	// never starts one, and decoding rune by rune visits every other byte,
+	// so the breaks found are the same.
+	leads := breakLeads{s: s}
+	for i := leads.from(0); i < len(s); i = leads.from(i) {
 		r, size := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(s[i:])
@@ -47,40 +45,84 @@ func sentences(dst []span, s string) []span {
 				start = next
 			}
 		}
-		i = next - 1
+		i = next
 	}
 	emit(len(s))
 	return dst
 }
 
-// breakLead marks the bytes a sentence break starts with: \n . ! ? and the
-// lead bytes of 。(E3 80 82) and ！？；(EF BC 81, 9F, 9B).
-var breakLead = [256]bool{'\n': true, '.': true, '!': true, '?': true, 0xE3: true, 0xEF: true}
+// breakLeadBytes are the bytes a sentence break starts with: \n . ! ? and
+// the lead bytes of 。(E3 80 82) and ！？；(EF BC 81, 9F, 9B).
+const breakLeadBytes = "\n.!?\xE3\xEF"
+
+// breakLeads finds the break lead bytes of s in order. It keeps the next
+// position of each byte and searches for it again only once passed: a
+// search per byte value runs in vector instructions, where testing each
+// byte of s against a table is a branch per byte, and prose has a break
+// only every sentence.
+type breakLeads struct {
+	s  string
+	at [len(breakLeadBytes)]int // next position of each byte; len(s) once none is left
+	ok bool                     // at holds positions
+}
+
+// from returns the position of the first break lead byte of s at or after
+// i, or len(s).
+func (b *breakLeads) from(i int) int {
+	if !b.ok {
+		b.at = [len(breakLeadBytes)]int{-1, -1, -1, -1, -1, -1}
+		b.ok = true
+	}
+	first := len(b.s)
+	for k := range b.at {
+		if b.at[k] < i {
+			b.at[k] = len(b.s)
+			if j := strings.IndexByte(b.s[i:], breakLeadBytes[k]); j >= 0 {
+				b.at[k] = i + j
+			}
+		}
+		first = min(first, b.at[k])
+	}
+	return first
+}
 
 // trimSpan removes surrounding white space; ok is false for an empty span.
 func trimSpan(s string, sp span) (span, bool) {
 	for sp.start < sp.end {
-		r, size := rune(s[sp.start]), 1
-		if r >= utf8.RuneSelf {
+		c, size := s[sp.start], 1
+		if c < utf8.RuneSelf {
+			if !asciiSpace(c) {
+				break
+			}
+		} else {
+			var r rune
 			r, size = utf8.DecodeRuneInString(s[sp.start:sp.end])
-		}
-		if !unicode.IsSpace(r) {
-			break
+			if !unicode.IsSpace(r) {
+				break
+			}
 		}
 		sp.start += size
 	}
 	for sp.end > sp.start {
-		r, size := rune(s[sp.end-1]), 1
-		if r >= utf8.RuneSelf {
+		c, size := s[sp.end-1], 1
+		if c < utf8.RuneSelf {
+			if !asciiSpace(c) {
+				break
+			}
+		} else {
+			var r rune
 			r, size = utf8.DecodeLastRuneInString(s[sp.start:sp.end])
-		}
-		if !unicode.IsSpace(r) {
-			break
+			if !unicode.IsSpace(r) {
+				break
+			}
 		}
 		sp.end -= size
 	}
 	return sp, sp.end > sp.start
 }
+
+// asciiSpace is unicode.IsSpace for an ASCII byte, without its call.
+func asciiSpace(c byte) bool { return c == ' ' || '\t' <= c && c <= '\r' }
 
 // clipSpan shortens sp to at most n bytes, ending on a rune boundary.
 func clipSpan(s string, sp span, n int) span {
