@@ -85,8 +85,8 @@ var (
 //	ledger create (stored plan) ‖ checkpoint create
 //	head create (with the outbox records)
 //	publish activated ‖ publish harvest job ‖ ledger update (outcome)
-//	head update (records cleared)
 //	ack
+//	head update (records cleared), queued for one clearing goroutine
 //
 // while a relay-like watcher follows the heads' revisions (MetaOnly).
 func benchFloor(b *testing.B, sizes writeSizes, work floorWork, prefix string) throughput {
@@ -126,9 +126,20 @@ func benchFloor(b *testing.B, sizes writeSizes, work floorWork, prefix string) t
 		b.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
+	// As the relay does, the clearing writes are queued (up to 1 024) for
+	// one goroutine that writes them in turn, off the request's path.
+	clears := make(chan func(), 1024)
+	cleared := make(chan struct{})
+	go func() {
+		defer close(cleared)
+		for clear := range clears {
+			clear()
+		}
+	}()
+	defer func() { close(clears); <-cleared }()
 	payload := func(n int) []byte { return bytes.Repeat([]byte("x"), n) }
 	stored, final, cp := payload(sizes.ledgerStored), payload(sizes.ledgerFinal), payload(sizes.checkpoint)
-	withRecords, cleared := payload(sizes.headWithRecords), payload(sizes.headCleared)
+	withRecords, headCleared := payload(sizes.headWithRecords), payload(sizes.headCleared)
 	activated, job := payload(sizes.activated), payload(sizes.job)
 	fail := func(err error) {
 		if err != nil {
@@ -173,8 +184,15 @@ func benchFloor(b *testing.B, sizes writeSizes, work floorWork, prefix string) t
 		fail(err)
 		wg.Wait()
 		if work.relay {
-			_, err = stores.Heads.Update(ctx, key, cleared, headRev)
-			fail(err)
+			clear := func() {
+				_, err := stores.Heads.Update(ctx, key, headCleared, headRev)
+				fail(err)
+			}
+			select {
+			case clears <- clear:
+			default:
+				clear()
+			}
 		}
 		_ = m.Ack()
 	}
