@@ -149,6 +149,21 @@ func benchJetStream(b *testing.B, srv *testenv.Server) jetstream.JetStream {
 	return js
 }
 
+// observe subscribes handle to subject on nc and returns once the server
+// has the subscription: a publish right after Subscribe alone may reach the
+// server first, and a benchmark that waits for its observation would wait
+// in vain.
+func observe(b *testing.B, nc *nats.Conn, subject string, handle nats.MsgHandler) *nats.Subscription {
+	sub, err := nc.Subscribe(subject, handle)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return sub
+}
+
 // benchProcessorBodies runs b.N requests made by body(i), with request id
 // "<run>-<i>", through a processor on a fresh embedded server.
 func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, body func(int) []byte) throughput {
@@ -180,14 +195,11 @@ func benchProcessorRun(b *testing.B, cfg Config, c Compactor, s engine.Summarize
 	nc := srv.Conn(b)
 	// The event id (Nats-Msg-Id) names the request, so the observer need not
 	// decode the event: its cost would count as the processor's CPU.
-	sub, err := nc.Subscribe(topology.SubjectActivated, func(m *nats.Msg) {
+	sub := observe(b, nc, topology.SubjectActivated, func(m *nats.Msg) {
 		if id, ok := strings.CutSuffix(m.Header.Get(nats.MsgIdHdr), ":"+kindActivated); ok {
 			l.end(id)
 		}
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
 	defer func() { _ = sub.Unsubscribe() }()
 	quiet := cfg
 	r := e.startQuiet(b, quiet, c, s)
@@ -232,10 +244,7 @@ func benchBaseline(b *testing.B, workers int, prefix string) throughput {
 		ids[i] = fmt.Sprintf("base-%d", i)
 	}
 	l := newLatencies(n)
-	sub, err := srv.Conn(b).Subscribe("base.ev", func(m *nats.Msg) { l.end(string(m.Data)) })
-	if err != nil {
-		b.Fatal(err)
-	}
+	sub := observe(b, srv.Conn(b), "base.ev", func(m *nats.Msg) { l.end(string(m.Data)) })
 	defer func() { _ = sub.Unsubscribe() }()
 	work := func(m jetstream.Msg) {
 		id := m.Headers().Get(jetstream.MsgIDHeader)

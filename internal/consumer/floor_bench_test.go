@@ -119,12 +119,9 @@ func benchFloor(b *testing.B, sizes writeSizes, work floorWork, prefix string) t
 		ids[i] = fmt.Sprintf("floor-%d", i)
 	}
 	l := newLatencies(n)
-	sub, err := srv.Conn(b).Subscribe(topology.SubjectActivated, func(m *nats.Msg) {
+	sub := observe(b, srv.Conn(b), topology.SubjectActivated, func(m *nats.Msg) {
 		l.end(strings.TrimSuffix(m.Header.Get(nats.MsgIdHdr), ":activated"))
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
 	defer func() { _ = sub.Unsubscribe() }()
 	// As the relay does, the clearing writes are queued (up to 1 024) for
 	// one goroutine that writes them in turn, off the request's path.
