@@ -266,24 +266,30 @@ func benchBaseline(b *testing.B, workers int, prefix string) throughput {
 		}
 		_ = m.Ack() // as the processor settles
 	}
-	// Fan out to workers like the processor. (A Consume started and stopped
-	// first would leave its pull request on the server: messages delivered
-	// to it wait out AckWait, stalling the baseline for 30 s now and then.)
+	stop := fanOut(b, cons, workers, work)
+	defer stop()
+	b.ResetTimer()
+	t0, cpu0 := time.Now(), processCPU()
+	publishAll(b, js, "base.req", bodies, ids, l)
+	l.wait(b)
+	elapsed, cpu := time.Since(t0), processCPU()-cpu0
+	b.StopTimer()
+	return l.report(b, elapsed, cpu, prefix)
+}
+
+// fanOut runs work on each message of cons, at most workers at once, like
+// the processor's pull loop, until the returned stop: it stops pulling and
+// waits for the work in flight (its last PubAck may still be on its way),
+// so call it before the server goes away. (A Consume started and stopped
+// first would leave its pull request on the server: messages delivered to
+// it wait out AckWait, stalling a loop for 30 s now and then.)
+func fanOut(b *testing.B, cons jetstream.Consumer, workers int, work func(jetstream.Msg)) (stop func()) {
 	it, err := cons.Messages(jetstream.PullMaxMessages(workers))
 	if err != nil {
 		b.Fatal(err)
 	}
 	slots := make(chan struct{}, workers)
 	pulled := make(chan struct{})
-	// Before the server goes away, stop pulling and let the work in flight
-	// finish (its last PubAck may still be on its way).
-	defer func() {
-		it.Stop()
-		<-pulled
-		for range workers {
-			slots <- struct{}{}
-		}
-	}()
 	go func() {
 		defer close(pulled)
 		for {
@@ -295,13 +301,13 @@ func benchBaseline(b *testing.B, workers int, prefix string) throughput {
 			go func() { defer func() { <-slots }(); work(m) }()
 		}
 	}()
-	b.ResetTimer()
-	t0, cpu0 := time.Now(), processCPU()
-	publishAll(b, js, "base.req", bodies, ids, l)
-	l.wait(b)
-	elapsed, cpu := time.Since(t0), processCPU()-cpu0
-	b.StopTimer()
-	return l.report(b, elapsed, cpu, prefix)
+	return func() {
+		it.Stop()
+		<-pulled
+		for range workers {
+			slots <- struct{}{}
+		}
+	}
 }
 
 // benchCommits overrides Config.CommitConcurrency (0: the default; the

@@ -193,30 +193,8 @@ func benchFloor(b *testing.B, sizes writeSizes, work floorWork, prefix string) t
 		}
 		_ = m.Ack()
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(benchWorkers))
-	if err != nil {
-		b.Fatal(err)
-	}
-	slots := make(chan struct{}, benchWorkers)
-	pulled := make(chan struct{})
-	defer func() {
-		it.Stop()
-		<-pulled
-		for range benchWorkers {
-			slots <- struct{}{}
-		}
-	}()
-	go func() {
-		defer close(pulled)
-		for {
-			m, err := it.Next()
-			if err != nil {
-				return
-			}
-			slots <- struct{}{}
-			go func() { defer func() { <-slots }(); do(m) }()
-		}
-	}()
+	stop := fanOut(b, cons, benchWorkers, do)
+	defer stop()
 	b.ResetTimer()
 	t0, cpu0 := time.Now(), processCPU()
 	publishAll(b, js, topology.SubjectRequested, bodies, ids, l)
