@@ -18,7 +18,7 @@ func AppendString(dst []byte, s string) []byte {
 			break
 		}
 		if c := s[i]; c < utf8.RuneSelf {
-			dst = appendEscape(append(dst, s[start:i]...), c)
+			dst = AppendEscape(append(dst, s[start:i]...), c)
 			i++
 			start = i
 			continue
@@ -42,8 +42,9 @@ func AppendString(dst []byte, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendEscape appends the escape json.Marshal writes for the ASCII byte c.
-func appendEscape(dst []byte, c byte) []byte {
+// AppendEscape appends the escape json.Marshal writes for c, an ASCII
+// control character, quote, backslash or (HTML) '<', '>' or '&'.
+func AppendEscape(dst []byte, c byte) []byte {
 	switch c {
 	case '\\', '"':
 		return append(dst, '\\', c)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/cairnhq/cairn/internal/rawjson"
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
@@ -30,7 +31,7 @@ func appendString(b []byte, s string) []byte {
 		}
 		if c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
-			b = appendEscape(b, c)
+			b = rawjson.AppendEscape(b, c)
 			i++
 			start = i
 			continue
@@ -62,26 +63,6 @@ var plainJSON = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// appendEscape appends the escape of an ASCII control character, quote or
-// backslash.
-func appendEscape(b []byte, c byte) []byte {
-	switch c {
-	case '\\', '"':
-		return append(b, '\\', c)
-	case '\b':
-		return append(b, '\\', 'b')
-	case '\f':
-		return append(b, '\\', 'f')
-	case '\n':
-		return append(b, '\\', 'n')
-	case '\r':
-		return append(b, '\\', 'r')
-	case '\t':
-		return append(b, '\\', 't')
-	}
-	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-}
 
 // appendOptional appends *s, or null.
 func appendOptional(b []byte, s *string) []byte {
