@@ -265,7 +265,7 @@ var marker = regexp.MustCompile(`\[REDACTED:[a-z_]{1,40}\]`)
 // and drops prose ("the token: it expires") and placeholders (${DB_PASSWORD}).
 // loc is the full submatch index; group 1 is the key, group 2 the operator.
 func acceptAssignment(s string, loc, value []int) bool {
-	v := s[value[0]:value[1]]
+	v := withoutMarkers(s[value[0]:value[1]])
 	if strings.HasPrefix(v, "$") || strings.HasPrefix(v, "<") || strings.HasPrefix(v, "{{") || strings.Trim(v, "*xX.") == "" {
 		return false
 	}
@@ -288,11 +288,30 @@ func acceptAssignment(s string, loc, value []int) bool {
 	}
 }
 
+// withoutMarkers returns v without the redaction markers in it. A value is
+// judged by what is left of it: the characters of a marker ('_', ':', the
+// brackets) would otherwise make "[REDACTED:aws_access_key]-x", the output
+// of a first pass, look like a password to the second.
+func withoutMarkers(v string) string {
+	spans := markerSpans(v)
+	if len(spans) == 0 {
+		return v
+	}
+	var b strings.Builder
+	prev := 0
+	for _, m := range spans {
+		b.WriteString(v[prev:m[0]])
+		prev = m[1]
+	}
+	b.WriteString(v[prev:])
+	return b.String()
+}
+
 // acceptSpokenPassword keeps "password is <value>" only when the value looks
 // like a password rather than prose ("the password is required"): it holds a
 // digit or a symbol and is at least 4 characters long.
 func acceptSpokenPassword(s string, _, value []int) bool {
-	v := strings.TrimRight(s[value[0]:value[1]], ".:")
+	v := strings.TrimRight(withoutMarkers(s[value[0]:value[1]]), ".:")
 	return utf8.RuneCountInString(v) >= 4 && strings.ContainsAny(v, "0123456789!@#$%^&*_+=~?")
 }
 
