@@ -10,15 +10,22 @@ import (
 // U+FFFD. Stored values embed long texts (harvest transcripts, summaries)
 // whose bytes are nearly all plain ASCII, so runs of those are found a word
 // at a time and copied whole; encoding/json looks at each byte.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, true) }
+
+// AppendStringNoHTML appends s as an encoding/json Encoder with
+// SetEscapeHTML(false) encodes a string: as AppendString, but '<', '>' and
+// '&' as they are.
+func AppendStringNoHTML(dst []byte, s string) []byte { return appendString(dst, s, false) }
+
+func appendString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if i = plainRun(s, i); i == len(s) {
+		if i = plainRun(s, i, html); i == len(s) {
 			break
 		}
 		if c := s[i]; c < utf8.RuneSelf {
-			dst = AppendEscape(append(dst, s[start:i]...), c)
+			dst = appendEscape(append(dst, s[start:i]...), c)
 			i++
 			start = i
 			continue
@@ -42,9 +49,9 @@ func AppendString(dst []byte, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// AppendEscape appends the escape json.Marshal writes for c, an ASCII
+// appendEscape appends the escape json.Marshal writes for c, an ASCII
 // control character, quote, backslash or (HTML) '<', '>' or '&'.
-func AppendEscape(dst []byte, c byte) []byte {
+func appendEscape(dst []byte, c byte) []byte {
 	switch c {
 	case '\\', '"':
 		return append(dst, '\\', c)
@@ -63,15 +70,16 @@ func AppendEscape(dst []byte, c byte) []byte {
 }
 
 // plainRun returns the index of the first byte at or after i that
-// json.Marshal does not copy as it is: a control character, '"', '\\',
-// '<', '>', '&', or any byte of a multi-byte sequence (which may be invalid
-// UTF-8, U+2028 or U+2029); len(s) if there is none.
-func plainRun(s string, i int) int {
+// encoding/json does not copy as it is: a control character, '"', '\\',
+// with html '<', '>' or '&', or any byte of a multi-byte sequence (which may
+// be invalid UTF-8, U+2028 or U+2029); len(s) if there is none.
+func plainRun(s string, i int, html bool) int {
 	for i+8 <= len(s) {
 		w := load8(s, i)
-		m := w&(lowBits<<7) | lessThan0x20(w) |
-			zeroBytes(w^(lowBits*'"')) | zeroBytes(w^(lowBits*'\\')) | zeroBytes(w^(lowBits*'<')) |
-			zeroBytes(w^(lowBits*'>')) | zeroBytes(w^(lowBits*'&'))
+		m := w&(lowBits<<7) | lessThan0x20(w) | zeroBytes(w^(lowBits*'"')) | zeroBytes(w^(lowBits*'\\'))
+		if html {
+			m |= zeroBytes(w^(lowBits*'<')) | zeroBytes(w^(lowBits*'>')) | zeroBytes(w^(lowBits*'&'))
+		}
 		if m != 0 {
 			// The lowest flagged byte is a true match: a borrow in
 			// zeroBytes or lessThan0x20 only moves upward from one.
@@ -80,7 +88,8 @@ func plainRun(s string, i int) int {
 		i += 8
 	}
 	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		c := s[i]
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || html && (c == '<' || c == '>' || c == '&') {
 			return i
 		}
 	}

@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"strings"
@@ -23,11 +24,30 @@ func marshalString(t testing.TB, s string) string {
 	return string(b)
 }
 
+// encodeNoHTML is what an Encoder with SetEscapeHTML(false) writes for s.
+func encodeNoHTML(t testing.TB, s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// checkBoth compares both forms with encoding/json.
+func checkBoth(t testing.TB, s string) {
+	if got, want := string(AppendString([]byte("x"), s)), "x"+marshalString(t, s); got != want {
+		t.Fatalf("%q: got %s, want %s", s, got, want)
+	}
+	if got, want := string(AppendStringNoHTML([]byte("x"), s)), "x"+encodeNoHTML(t, s); got != want {
+		t.Fatalf("no HTML escaping, %q: got %s, want %s", s, got, want)
+	}
+}
+
 func TestAppendStringCasesMatchMarshal(t *testing.T) {
 	for _, s := range stringCases {
-		if got, want := string(AppendString([]byte("x"), s)), "x"+marshalString(t, s); got != want {
-			t.Errorf("%q: got %s, want %s", s, got, want)
-		}
+		checkBoth(t, s)
 	}
 }
 
@@ -41,10 +61,7 @@ func TestAppendStringRandom(t *testing.T) {
 		for range r.IntN(40) {
 			b.WriteString(alphabet[r.IntN(len(alphabet))])
 		}
-		s := b.String()
-		if got, want := string(AppendString(nil, s)), marshalString(t, s); got != want {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
+		checkBoth(t, b.String())
 	}
 }
 
@@ -52,11 +69,7 @@ func FuzzAppendString(f *testing.F) {
 	for _, s := range stringCases {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := string(AppendString(nil, s)), marshalString(t, s); got != want {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-	})
+	f.Fuzz(func(t *testing.T, s string) { checkBoth(t, s) })
 }
 
 func BenchmarkAppendString(b *testing.B) {

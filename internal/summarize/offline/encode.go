@@ -2,7 +2,6 @@ package offline
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/internal/rawjson"
 	"github.com/cairnhq/cairn/internal/semantic"
@@ -15,54 +14,9 @@ import (
 // rest of trimming. TestEncodeMatchesEncodingJSON holds them to
 // encoding/json.
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json does:
-// control characters, quote and backslash escaped, invalid bytes as
-// \ufffd, U+2028 and U+2029 as \u escapes.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if plainJSON[c] {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			b = rawjson.AppendEscape(b, c)
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// plainJSON marks the bytes a JSON string holds as they are: ASCII but the
-// control characters, quote and backslash.
-var plainJSON = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
+// appendString appends s as a JSON string, escaped as encoding/json does
+// with HTML escaping off.
+func appendString(b []byte, s string) []byte { return rawjson.AppendStringNoHTML(b, s) }
 
 // appendOptional appends *s, or null.
 func appendOptional(b []byte, s *string) []byte {
