@@ -11,44 +11,8 @@ import (
 
 // The scans below skip ahead over text that cannot hold what they look
 // for; these tests compare them with the byte-by-byte scans they replace,
-// kept here as references.
-
-// refSentences is sentences as a loop over every byte.
-func refSentences(dst []span, s string) []span {
-	start := 0
-	emit := func(end int) {
-		if sp, ok := refTrimSpan(s, span{start, end}); ok {
-			dst = append(dst, sp)
-		}
-	}
-	lead := [256]bool{'\n': true, '.': true, '!': true, '?': true, 0xE3: true, 0xEF: true}
-	for i := 0; i < len(s); i++ {
-		if !lead[s[i]] {
-			continue
-		}
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
-		}
-		next := i + size
-		switch r {
-		case '\n':
-			emit(i)
-			start = next
-		case '。', '！', '？', '；':
-			emit(next)
-			start = next
-		case '.', '!', '?':
-			if (next == len(s) || s[next] == ' ' || s[next] == '\t' || s[next] == '\n' || s[next] == '\r') && !strings.HasSuffix(s[:next], "/...") {
-				emit(next)
-				start = next
-			}
-		}
-		i = next - 1
-	}
-	emit(len(s))
-	return dst
-}
+// kept here as references (sentences with sentencesByRune, in
+// keywords_test.go).
 
 // refTrimSpan is trimSpan decoding every rune.
 func refTrimSpan(s string, sp span) (span, bool) {
@@ -116,7 +80,7 @@ func scanText(rng *rand.Rand) string {
 
 func checkScans(t *testing.T, s string) {
 	t.Helper()
-	if got, want := sentences(nil, s), refSentences(nil, s); !slices.Equal(got, want) {
+	if got, want := sentences(nil, s), sentencesByRune(s); !slices.Equal(got, want) {
 		t.Fatalf("sentences(%q) = %v, want %v", s, got, want)
 	}
 	for i := 0; i <= len(s); i++ {
