@@ -1,11 +1,9 @@
 package canonical
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/bits"
 	"strconv"
 	"sync"
 	"unicode/utf16"
@@ -432,32 +430,13 @@ func (d *decoder) unescape(start int, valid bool) ([]byte, error) {
 	return nil, d.fail("unterminated string")
 }
 
-// Word-at-a-time constants: a byte repeated in every lane, and every lane's
-// top bit.
-const (
-	lanes    = 0x0101010101010101
-	laneTops = 0x8080808080808080
-)
-
 // scanPlain returns the index of the first byte from i that ends a plain run
 // of string text ('"', '\\' or a control byte), or len(data), and whether the
 // run is valid UTF-8. A character cannot straddle the end of the run, since
 // the bytes that end it are ASCII.
 func scanPlain(data []byte, i int) (end int, valid bool) {
 	valid = true
-	for {
-		i = skipPlainBlocks(data, i)
-		if len(data)-i >= 8 {
-			flags := notPlainASCII(binary.LittleEndian.Uint64(data[i:]))
-			if flags == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(flags) / 8
-		}
-		if i >= len(data) {
-			return i, valid
-		}
+	for i < len(data) {
 		switch c := data[i]; {
 		case c == '"' || c == '\\' || c < 0x20:
 			return i, valid
@@ -471,41 +450,7 @@ func scanPlain(data []byte, i int) (end int, valid bool) {
 			i += size
 		}
 	}
-}
-
-// skipPlainBlocks skips 32-byte blocks of plain ASCII text from i. Most
-// text is plain, and testing four words at once, with one mask, costs less
-// than a loop turn per word.
-func skipPlainBlocks(data []byte, i int) int {
-	for len(data)-i >= 32 {
-		block := data[i : i+32]
-		if (notPlainLanes(binary.LittleEndian.Uint64(block[0:]))|
-			notPlainLanes(binary.LittleEndian.Uint64(block[8:]))|
-			notPlainLanes(binary.LittleEndian.Uint64(block[16:]))|
-			notPlainLanes(binary.LittleEndian.Uint64(block[24:])))&laneTops != 0 {
-			break
-		}
-		i += 32
-	}
-	return i
-}
-
-// notPlainASCII sets the top bit of each byte lane of w (eight bytes of
-// input, first byte lowest) that holds '"', '\\', a control byte or a
-// non-ASCII byte, and possibly of lanes above such a lane (borrows only move
-// upward), so the lowest set bit marks the first byte that is not plain
-// ASCII text, and zero means all eight are.
-func notPlainASCII(w uint64) uint64 {
-	return notPlainLanes(w) & laneTops
-}
-
-// notPlainLanes is notPlainASCII with junk in the low seven bits of each
-// lane.
-func notPlainLanes(w uint64) uint64 {
-	quote := (w ^ '"'*lanes) - lanes
-	backslash := (w ^ '\\'*lanes) - lanes
-	control := w - 0x20*lanes
-	return quote | backslash | control | w
+	return i, valid
 }
 
 // escape decodes one escape sequence at d.pos and appends its UTF-8 bytes.

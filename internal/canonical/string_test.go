@@ -10,7 +10,7 @@ import (
 )
 
 // referenceString is the obvious byte-at-a-time form of the OTP escaping
-// table, against which the word-at-a-time encoder is checked.
+// table, against which the encoder is checked.
 func referenceString(s string) (string, bool) {
 	if !utf8.ValidString(s) {
 		return "", false

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/cairnhq/cairn/internal/lanes"
@@ -63,24 +64,11 @@ func newDelivery(msg jetstream.Msg) *delivery {
 // lower-case by convention, but nats.Header keys are case-sensitive).
 func headerFold(h map[string][]string, name string) string {
 	for k, v := range h {
-		if len(v) > 0 && equalFold(k, name) {
+		if len(v) > 0 && strings.EqualFold(k, name) {
 			return v[0]
 		}
 	}
 	return ""
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i]|0x20, b[i]|0x20
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // handler processes one delivery; a nil error means the request reached its

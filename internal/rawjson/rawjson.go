@@ -11,9 +11,7 @@
 package rawjson
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"strconv"
 	"time"
 )
@@ -61,13 +59,6 @@ func plain(raw []byte) bool {
 	}
 	inString := false
 	for i := 0; i < len(raw); i++ {
-		if inString {
-			// Strings are most of an embedded value: skip their
-			// ordinary bytes a word at a time.
-			if i = skipStringRun(raw, i); i == len(raw) {
-				break
-			}
-		}
 		c := raw[i]
 		if special[c] == 0 {
 			continue
@@ -93,44 +84,6 @@ func plain(raw []byte) bool {
 	}
 	return !inString
 }
-
-// skipStringRun returns the index of the first byte at or after i, inside
-// a string, that plain must look at: '"', '<', '>', '&' or 0xE2 (the lead
-// byte of U+2028 and U+2029), or len(b). Escapes are stepped over here: a
-// backslash and the byte after it are never one of those.
-func skipStringRun(b []byte, i int) int {
-	for i+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[i:])
-		m := zeroBytes(w^(lowBits*'"')) | zeroBytes(w^(lowBits*'\\')) | zeroBytes(w^(lowBits*'<')) |
-			zeroBytes(w^(lowBits*'>')) | zeroBytes(w^(lowBits*'&')) | zeroBytes(w^(lowBits*0xE2))
-		if m == 0 {
-			i += 8
-			continue
-		}
-		// The lowest flagged byte is always a true match: a borrow only
-		// moves upward from one.
-		i += bits.TrailingZeros64(m) / 8
-		if b[i] != '\\' {
-			return i
-		}
-		i += 2
-	}
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"', '<', '>', '&', 0xE2:
-			return i
-		}
-	}
-	return min(i, len(b))
-}
-
-const lowBits = 0x0101010101010101
-
-// zeroBytes has the high bit of the lowest zero byte of v set (and maybe of
-// higher bytes); it is zero when v has no zero byte.
-func zeroBytes(v uint64) uint64 { return (v - lowBits) &^ v & (lowBits << 7) }
 
 // special marks the bytes plain must look at; every other byte is skipped.
 var special = func() (t [256]byte) {

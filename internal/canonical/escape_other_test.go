@@ -1,6 +1,0 @@
-//go:build !amd64 || purego
-
-package canonical
-
-// archEscapers is empty: escapeASCII is escapeASCIIWords here.
-func archEscapers() []escapeImpl { return nil }
