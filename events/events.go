@@ -71,14 +71,14 @@ type InputEvent struct {
 	CheckpointNamespace string         `json:"checkpoint_namespace"`
 	Role                string         `json:"role"`
 	Provenance          any            `json:"provenance"`
-	ProvenanceSHA256    string         `json:"provenance_sha256"`
+	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty"`
 	Content             *string        `json:"content"`
 	Tool                map[string]any `json:"tool,omitempty"`
 	ArtifactIDs         []string       `json:"artifact_ids,omitempty"`
 	Truncated           bool           `json:"truncated,omitempty"`
 	Protected           bool           `json:"protected,omitempty"`
 	TokenCount          *int64         `json:"token_count,omitempty"`
-	ContentHash         string         `json:"content_hash"`
+	ContentHash         string         `json:"content_hash,omitempty"`
 }
 
 // Request is the body of conversation.compact.requested (Request v1).

@@ -61,10 +61,30 @@ var eventFields = keySet("event_id", "run_agent_id", "chat_seq", "lane_event_ord
 	"checkpoint_namespace", "role", "provenance", "provenance_sha256", "content_hash",
 	"content", "tool", "artifact_ids", "truncated", "protected", "token_count")
 
+// requiredEventFields are the fields an event must carry. provenance_sha256
+// and content_hash may be left out (or null): Cairn then computes them from
+// the event itself, so they attest nothing the producer checked
+// (docs/request.md, "Hashes a producer may leave out").
 var requiredEventFields = []string{"event_id", "run_agent_id", "chat_seq", "lane_event_ordinal",
-	"checkpoint_namespace", "role", "provenance", "provenance_sha256", "content_hash"}
+	"checkpoint_namespace", "role", "provenance"}
 
 func eventError(message string) *errcode.Error { return errcode.New(errcode.InvalidEvent, message) }
+
+// fieldError is an invalid_compaction_event naming the event and the field
+// that broke the rule, so a producer can find it in a long lane.
+func (e InputEvent) fieldError(field, message string) *errcode.Error {
+	return errcode.WithDetails(errcode.InvalidEvent, message, map[string]any{
+		"event_id": e.EventID, "field": field, "rule": message,
+	})
+}
+
+// hashMismatch is fieldError for a hash that does not match what the event
+// hashes to, with both values.
+func (e InputEvent) hashMismatch(field, message string, expected hexSum, received string) *errcode.Error {
+	err := e.fieldError(field, message)
+	err.Details["expected"], err.Details["received"] = string(expected[:]), received
+	return err
+}
 
 // ContentHashOf returns the content hash the contract requires for these
 // fields: the canonical hash of {artifact_ids, content, tool, truncated}.
@@ -162,55 +182,58 @@ func mapOrNil(m map[string]any) any {
 // Validate checks the event against engine.md 6.1 in the contract's order;
 // the first failure wins. Errors are invalid_compaction_event.
 func (e InputEvent) Validate() error {
-	if !isID(e.EventID) || !isID(e.RunAgentID) {
-		return eventError("event identities are invalid")
-	}
-	if e.ChatSeq <= 0 {
-		return eventError("chat sequence is invalid")
-	}
-	if e.LaneEventOrdinal <= 0 {
-		return eventError("lane ordinal is invalid")
-	}
-	if !isNamespace(e.CheckpointNamespace) {
-		return eventError("checkpoint namespace is invalid")
-	}
-	if e.Role != RoleUser && e.Role != RoleAssistant && e.Role != RoleTool {
-		return eventError("event role is invalid")
+	switch {
+	case !isID(e.EventID):
+		return e.fieldError("event_id", "event identities are invalid")
+	case !isID(e.RunAgentID):
+		return e.fieldError("run_agent_id", "event identities are invalid")
+	case e.ChatSeq <= 0:
+		return e.fieldError("chat_seq", "chat sequence is invalid")
+	case e.LaneEventOrdinal <= 0:
+		return e.fieldError("lane_event_ordinal", "lane ordinal is invalid")
+	case !isNamespace(e.CheckpointNamespace):
+		return e.fieldError("checkpoint_namespace", "checkpoint namespace is invalid")
+	case e.Role != RoleUser && e.Role != RoleAssistant && e.Role != RoleTool:
+		return e.fieldError("role", "event role is invalid")
 	}
 	provenanceHash, err := provenanceSum(e.Provenance)
-	if err != nil {
-		return eventError("event provenance is invalid")
-	}
-	if !isHash64(e.ProvenanceSHA256) || !isHash64(e.ContentHash) {
-		return eventError("event hashes are invalid")
-	}
-	if !provenanceHash.matches(e.ProvenanceSHA256) {
-		return eventError("provenance hash does not match")
+	switch {
+	case err != nil:
+		return e.fieldError("provenance", "event provenance is invalid")
+	case !isHash64(e.ProvenanceSHA256):
+		return e.fieldError("provenance_sha256", "event hashes are invalid")
+	case !isHash64(e.ContentHash):
+		return e.fieldError("content_hash", "event hashes are invalid")
+	case !provenanceHash.matches(e.ProvenanceSHA256):
+		return e.hashMismatch("provenance_sha256", "provenance hash does not match", provenanceHash, e.ProvenanceSHA256)
 	}
 	return e.validateContent()
 }
 
 func (e InputEvent) validateContent() error {
 	if e.Content != nil && (len(*e.Content) > MaxContentBytes || !utf8.ValidString(*e.Content)) {
-		return eventError("event content is invalid")
+		return e.fieldError("content", "event content is invalid")
 	}
 	hash, err := contentSum(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
 	if errors.Is(err, errToolNotCanonical) {
-		return eventError("event tool projection is invalid")
+		return e.fieldError("tool", "event tool projection is invalid")
 	}
 	if len(e.ArtifactIDs) > MaxEventArtifactIDs {
-		return eventError("event artifact IDs are invalid")
+		return e.fieldError("artifact_ids", "event artifact IDs are invalid")
 	}
 	for _, id := range e.ArtifactIDs {
 		if !isID(id) {
-			return eventError("event artifact IDs are invalid")
+			return e.fieldError("artifact_ids", "event artifact IDs are invalid")
 		}
 	}
-	if err != nil || !hash.matches(e.ContentHash) {
-		return eventError("content hash does not match")
+	if err != nil {
+		return e.fieldError("content_hash", "content hash does not match")
+	}
+	if !hash.matches(e.ContentHash) {
+		return e.hashMismatch("content_hash", "content hash does not match", hash, e.ContentHash)
 	}
 	if e.TokenCount != nil && *e.TokenCount < 0 {
-		return eventError("event token count is invalid")
+		return e.fieldError("token_count", "event token count is invalid")
 	}
 	return nil
 }
@@ -318,12 +341,21 @@ func decodeEventShape(v any) (InputEvent, error) {
 		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "unknown event fields",
 			map[string]any{"fields": stringsToAny(unknown)})
 	}
+	var missing []string
 	for _, f := range requiredEventFields {
 		if _, ok := m[f]; !ok {
-			return InputEvent{}, eventError("required event fields are missing")
+			missing = append(missing, f)
 		}
 	}
-	return eventFromMap(m)
+	if len(missing) > 0 {
+		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "required event fields are missing",
+			map[string]any{"event_id": m["event_id"], "missing_fields": stringsToAny(missing)})
+	}
+	e, err := eventFromMap(m)
+	if err != nil {
+		return e, err
+	}
+	return e, e.fillOmittedHashes()
 }
 
 // eventFromMap converts field types; a wrong JSON type fails with the message
@@ -349,12 +381,48 @@ func eventFromMap(m map[string]any) (InputEvent, error) {
 		return e, eventError("event role is invalid")
 	}
 	e.Provenance = m["provenance"]
-	e.ProvenanceSHA256, ok1 = m["provenance_sha256"].(string)
-	e.ContentHash, ok2 = m["content_hash"].(string)
-	if !ok1 || !ok2 {
-		return e, eventError("event hashes are invalid")
+	if e.ProvenanceSHA256, ok1 = optionalString(m, "provenance_sha256"); !ok1 {
+		return e, e.fieldError("provenance_sha256", "event hashes are invalid")
+	}
+	if e.ContentHash, ok2 = optionalString(m, "content_hash"); !ok2 {
+		return e, e.fieldError("content_hash", "event hashes are invalid")
 	}
 	return e, eventContentFromMap(&e, m)
+}
+
+// optionalString reads a string member that may be absent or null ("").
+func optionalString(m map[string]any, key string) (string, bool) {
+	switch v := m[key].(type) {
+	case nil:
+		return "", true
+	case string:
+		return v, v != ""
+	default:
+		return "", false
+	}
+}
+
+// fillOmittedHashes computes the hashes a producer left out. A hash that is
+// present is never replaced: Validate checks it.
+func (e *InputEvent) fillOmittedHashes() error {
+	if e.ProvenanceSHA256 == "" {
+		sum, err := provenanceSum(e.Provenance)
+		if err != nil {
+			return e.fieldError("provenance", "event provenance is invalid")
+		}
+		e.ProvenanceSHA256 = string(sum[:])
+	}
+	if e.ContentHash == "" {
+		sum, err := contentSum(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
+		if err != nil {
+			if verr := e.validateContent(); verr != nil {
+				return verr // the content or tool is what is wrong
+			}
+			return e.fieldError("content_hash", "content hash does not match")
+		}
+		e.ContentHash = string(sum[:])
+	}
+	return nil
 }
 
 func eventContentFromMap(e *InputEvent, m map[string]any) error {
