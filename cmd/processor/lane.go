@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/lanes"
+	"github.com/cairnhq/cairn/internal/topology"
+)
+
+func init() {
+	register(command{name: "lane", summary: "lane show AGENT/NAMESPACE: print a lane's head and active checkpoint", run: runLane})
+}
+
+// laneView is what `lane show` prints: the head and a digest of its active
+// checkpoint (the checkpoint itself with --full).
+type laneView struct {
+	Lane               lanes.Lane      `json:"lane"`
+	Key                string          `json:"key"`
+	Revision           uint64          `json:"revision"`
+	Generation         int64           `json:"generation"`
+	CheckpointID       string          `json:"checkpoint_id"`
+	CheckpointHash     string          `json:"checkpoint_hash"`
+	ParentCheckpointID string          `json:"parent_checkpoint_id"`
+	SemanticHash       string          `json:"semantic_hash,omitempty"`
+	PendingEvents      int             `json:"pending_events"`
+	UpdatedAt          time.Time       `json:"updated_at"`
+	Checkpoint         *checkpointInfo `json:"checkpoint,omitempty"`
+}
+
+// checkpointInfo is the part of a checkpoint a person checks first.
+type checkpointInfo struct {
+	Trigger          string           `json:"trigger"`
+	Representation   string           `json:"representation"`
+	TokensBefore     int64            `json:"tokens_before"`
+	TokensAfter      int64            `json:"tokens_after"`
+	TokensReclaimed  int64            `json:"tokens_reclaimed"`
+	AccountingMethod string           `json:"accounting_method"`
+	RetainedEvents   int              `json:"retained_events"`
+	Semantic         map[string]int   `json:"semantic_entries,omitempty"`
+	CreatedAt        string           `json:"created_at"`
+	Full             *json.RawMessage `json:"full,omitempty"`
+}
+
+func runLane(ctx context.Context, args []string, io stdio) int {
+	if len(args) == 0 || args[0] != "show" {
+		fmt.Fprintln(io.err, "usage: processor lane show [flags] AGENT/NAMESPACE")
+		return 2
+	}
+	fs := newFlagSet("lane show", "lane show [flags] AGENT/NAMESPACE\n\nPrints the lane's head (generation, active checkpoint, pending events) and a\ndigest of its active checkpoint. Use --agent and --namespace for ids that contain '/'.", io)
+	var nf natsFlags
+	nf.register(fs)
+	agent := fs.String("agent", "", "the lane's run_agent_id (instead of AGENT/NAMESPACE)")
+	namespace := fs.String("namespace", "", "the lane's checkpoint_namespace (instead of AGENT/NAMESPACE)")
+	full := fs.Bool("full", false, "include the whole active checkpoint")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	asJSON := fs.Bool("json", !isTerminal(io.out), "print JSON (default when stdout is not a terminal)")
+	if ok, code := parseFlags(fs, args[1:], natsEnv); !ok {
+		return code
+	}
+	lane, err := laneArg(fs.Args(), *agent, *namespace)
+	if err != nil {
+		fmt.Fprintln(io.err, "processor lane show:", err)
+		return 2
+	}
+	nc, js, err := nf.connect("lane")
+	if err != nil {
+		return fail(io, err)
+	}
+	defer nc.Close()
+	ctx, cancel := withTimeout(ctx, *timeout)
+	defer cancel()
+	heads, err := js.KeyValue(ctx, topology.BucketHeads)
+	if err != nil {
+		return fail(io, fmt.Errorf("open %s: %w", topology.BucketHeads, err))
+	}
+	checkpoints, err := js.KeyValue(ctx, topology.BucketCheckpoints)
+	if err != nil {
+		return fail(io, fmt.Errorf("open %s: %w", topology.BucketCheckpoints, err))
+	}
+	view, err := showLane(ctx, lanes.New(heads, checkpoints), lane, *full)
+	if err != nil {
+		return fail(io, err)
+	}
+	if *asJSON {
+		printJSON(io.out, view)
+	} else {
+		printLane(io.out, view)
+	}
+	return 0
+}
+
+// laneArg reads the lane from AGENT/NAMESPACE or from the two flags.
+func laneArg(args []string, agent, namespace string) (lanes.Lane, error) {
+	switch {
+	case len(args) == 0 && agent != "" && namespace != "":
+		return lanes.Lane{RunAgentID: agent, CheckpointNamespace: namespace}, nil
+	case len(args) == 1 && agent == "" && namespace == "":
+		a, n, ok := strings.Cut(args[0], "/")
+		if !ok || a == "" || n == "" {
+			return lanes.Lane{}, fmt.Errorf("want AGENT/NAMESPACE, got %q", args[0])
+		}
+		return lanes.Lane{RunAgentID: a, CheckpointNamespace: n}, nil
+	}
+	return lanes.Lane{}, fmt.Errorf("name the lane once: AGENT/NAMESPACE, or --agent and --namespace")
+}
+
+// showLane reads the lane's head and its active checkpoint.
+func showLane(ctx context.Context, store *lanes.Store, lane lanes.Lane, full bool) (*laneView, error) {
+	key, err := lane.Key()
+	if err != nil {
+		return nil, err
+	}
+	head, rev, err := store.Head(ctx, lane)
+	if err != nil {
+		return nil, err
+	}
+	if head == nil {
+		return nil, errcode.WithDetails(errcode.InvalidRequest, "the lane has no head yet",
+			map[string]any{"run_agent_id": lane.RunAgentID, "checkpoint_namespace": lane.CheckpointNamespace, "key": key})
+	}
+	view := &laneView{
+		Lane: lane, Key: key, Revision: rev, Generation: head.Generation,
+		CheckpointID: head.CheckpointID, CheckpointHash: head.HeadHash,
+		ParentCheckpointID: head.ParentCheckpointID, SemanticHash: head.SemanticHash,
+		PendingEvents: len(head.Outbox), UpdatedAt: head.UpdatedAt,
+	}
+	cp, err := store.GetCheckpoint(ctx, head.CheckpointID)
+	if err != nil {
+		return nil, err
+	}
+	if cp != nil {
+		if view.Checkpoint, err = digestCheckpoint(cp.Body, full); err != nil {
+			return nil, err
+		}
+	}
+	return view, nil
+}
+
+// digestCheckpoint reads the fields of checkpointInfo from a stored body.
+func digestCheckpoint(body json.RawMessage, full bool) (*checkpointInfo, error) {
+	var c struct {
+		checkpointInfo
+		RetainedEventIDs []string                   `json:"retained_event_ids"`
+		Semantic         map[string]json.RawMessage `json:"semantic"`
+	}
+	if err := json.Unmarshal(body, &c); err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "stored checkpoint is corrupt", err)
+	}
+	info := c.checkpointInfo
+	info.RetainedEvents = len(c.RetainedEventIDs)
+	for name, raw := range c.Semantic {
+		var list []json.RawMessage
+		if json.Unmarshal(raw, &list) == nil && len(list) > 0 {
+			if info.Semantic == nil {
+				info.Semantic = map[string]int{}
+			}
+			info.Semantic[name] = len(list)
+		}
+	}
+	if full {
+		info.Full = &body
+	}
+	return &info, nil
+}
+
+func printLane(w io.Writer, v *laneView) {
+	fmt.Fprintf(w, "lane        %s/%s (key %s)\n", v.Lane.RunAgentID, v.Lane.CheckpointNamespace, v.Key)
+	fmt.Fprintf(w, "generation  %d (revision %d, updated %s)\n", v.Generation, v.Revision, v.UpdatedAt.Format(time.RFC3339))
+	fmt.Fprintf(w, "checkpoint  %s\n            hash %s\n", v.CheckpointID, v.CheckpointHash)
+	if v.ParentCheckpointID != "" {
+		fmt.Fprintf(w, "parent      %s\n", v.ParentCheckpointID)
+	}
+	if v.PendingEvents > 0 {
+		fmt.Fprintf(w, "pending     %d events not yet relayed\n", v.PendingEvents)
+	}
+	c := v.Checkpoint
+	if c == nil {
+		fmt.Fprintln(w, "(the active checkpoint is not in the checkpoints bucket)")
+		return
+	}
+	fmt.Fprintf(w, "trigger     %s, %s, created %s\n", c.Trigger, c.Representation, c.CreatedAt)
+	fmt.Fprintf(w, "tokens      %d before, %d after, %d reclaimed (%s)\n", c.TokensBefore, c.TokensAfter, c.TokensReclaimed, c.AccountingMethod)
+	fmt.Fprintf(w, "retained    %d events\n", c.RetainedEvents)
+	names := make([]string, 0, len(c.Semantic))
+	for name := range c.Semantic {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "semantic    %-20s %d\n", name, c.Semantic[name])
+	}
+	if c.Full != nil {
+		fmt.Fprintf(w, "%s\n", *c.Full)
+	}
+}

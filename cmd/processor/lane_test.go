@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairnhq/cairn/testenv"
+)
+
+// TestLaneShowAfterARequest reads back the head a request activated.
+func TestLaneShowAfterARequest(t *testing.T) {
+	natsAddr := testenv.FreeAddr(t)
+	startServe(t, "--data-dir", t.TempDir(), "--nats-listen", natsAddr, "--memory-dir", t.TempDir())
+	url := "nats://" + natsAddr
+	example := filepath.Join("..", "..", "examples", "coding-agent-lane.json")
+	var req struct {
+		RunAgentID          string `json:"run_agent_id"`
+		CheckpointNamespace string `json:"checkpoint_namespace"`
+	}
+	body, err := os.ReadFile(example)
+	if err != nil || json.Unmarshal(body, &req) != nil {
+		t.Fatalf("read %s: %v", example, err)
+	}
+	lane := req.RunAgentID + "/" + req.CheckpointNamespace
+
+	if code, _, errOut := cli(t, "lane", "show", "--nats-url", url, lane); code != 1 || !strings.Contains(errOut, "no head yet") {
+		t.Fatalf("lane show before any request: exit %d, %q", code, errOut)
+	}
+	code, out, errOut := cli(t, "request", "--nats-url", url, example)
+	if code != 0 {
+		t.Fatalf("request: exit %d: %s %s", code, out, errOut)
+	}
+	var activated struct {
+		CheckpointID   string `json:"checkpoint_id"`
+		CheckpointHash string `json:"checkpoint_hash"`
+		TokensAfter    int64  `json:"tokens_after"`
+	}
+	if err := json.Unmarshal([]byte(out), &activated); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut = cli(t, "lane", "show", "--nats-url", url, "--json", lane)
+	if code != 0 {
+		t.Fatalf("lane show: exit %d: %s", code, errOut)
+	}
+	var view laneView
+	if err := json.Unmarshal([]byte(out), &view); err != nil {
+		t.Fatalf("lane show printed %q: %v", out, err)
+	}
+	if view.Generation != 1 || view.CheckpointID != activated.CheckpointID || view.CheckpointHash != activated.CheckpointHash {
+		t.Fatalf("lane show = %+v, activated %+v", view, activated)
+	}
+	if view.Checkpoint == nil || view.Checkpoint.TokensAfter != activated.TokensAfter || view.Checkpoint.AccountingMethod == "" {
+		t.Fatalf("checkpoint digest = %+v", view.Checkpoint)
+	}
+	if code, out, _ = cli(t, "lane", "show", "--nats-url", url, "--json=false", lane); code != 0 || !strings.Contains(out, activated.CheckpointID) {
+		t.Fatalf("lane show for a person: exit %d: %s", code, out)
+	}
+}
+
+func TestHashPrintsCanonicalEncoding(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "v.json")
+	if err := os.WriteFile(in, []byte(`{"b":1e-07,"a":"\u001b[0m"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "hash", in)
+	var got map[string]string
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+		t.Fatalf("hash: exit %d: %s %s", code, out, errOut)
+	}
+	if want := `{"a":"\u001B[0m","b":1.0e-7}`; got["canonical"] != want || len(got["sha256"]) != 64 {
+		t.Fatalf("hash = %v, want canonical %s", got, want)
+	}
+}
+
+func TestHashEventsChecksCarriedHashes(t *testing.T) {
+	example := filepath.Join("..", "..", "examples", "small-lane.json")
+	code, out, errOut := cli(t, "hash", "--events", example)
+	if code != 0 || strings.Contains(out, `"matches":false`) || !strings.Contains(out, `"matches":true`) {
+		t.Fatalf("hash --events on the example: exit %d: %s %s", code, out, errOut)
+	}
+	body, _ := os.ReadFile(example)
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	first := req["events"].([]any)[0].(map[string]any)
+	first["content_hash"] = strings.Repeat("0", 64)
+	tampered, _ := json.Marshal(req)
+	in := filepath.Join(t.TempDir(), "tampered.json")
+	if err := os.WriteFile(in, tampered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = cli(t, "hash", "--events", in)
+	if code != 1 || !strings.HasPrefix(out, `{"index":0,`) || !strings.Contains(strings.SplitN(out, "\n", 2)[0], `"matches":false`) {
+		t.Fatalf("hash --events on a tampered event: exit %d: %s", code, out)
+	}
+}
