@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -91,40 +92,86 @@ func DefaultPolicy() Policy {
 
 func policyError(message string) *errcode.Error { return errcode.New(errcode.InvalidPolicy, message) }
 
+// policyFieldError is an invalid_compaction_policy naming the field (as its
+// path in the request, "policy.<name>"), the rule it broke and the value.
+func policyFieldError(message, name, rule string, value any) *errcode.Error {
+	return errcode.WithDetails(errcode.InvalidPolicy, message, map[string]any{
+		"field": "policy." + name, "rule": rule, "value": echoValue(value),
+	})
+}
+
+// maxEchoBytes bounds a string value echoed back in error details: a
+// failed event must stay small whatever the request held.
+const maxEchoBytes = 256
+
+// echoValue returns v for error details: numbers and booleans as they are,
+// strings cut to maxEchoBytes, and objects or lists by their JSON type only.
+func echoValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		if len(x) > maxEchoBytes {
+			return strings.ToValidUTF8(x[:maxEchoBytes], "") + "…"
+		}
+		return x
+	case map[string]any:
+		return "(object)"
+	case []any:
+		return "(array)"
+	}
+	return v
+}
+
+const (
+	ruleRatio    = "a number with 0 < value < 1"
+	rulePositive = "an integer > 0"
+)
+
 // Validate checks the policy in the contract's order (version, enabled, mode,
 // model, ratios, ranges, counts). Errors are invalid_compaction_policy.
 func (p Policy) Validate() error {
-	if p.Version != 1 {
-		return policyError("compaction policy is invalid")
+	switch {
+	case p.Version != 1:
+		return policyFieldError("compaction policy is invalid", "version", "must equal 1", p.Version)
+	case p.Mode != ModePortable && p.Mode != ModeNative:
+		return policyFieldError("invalid mode", "mode", `"portable" or "native"`, p.Mode)
+	case !isID(p.Model):
+		return policyFieldError("invalid model", "model", "a string of 1..200 bytes", p.Model)
 	}
-	if p.Mode != ModePortable && p.Mode != ModeNative {
-		return policyError("invalid mode")
+	if err := p.checkRatios(); err != nil {
+		return err
 	}
-	if !isID(p.Model) {
-		return policyError("invalid model")
-	}
-	if !p.ratiosValid() {
-		return policyError("compaction ratios are invalid")
-	}
-	if p.RecentTailMaxTokens < p.RecentTailMinTokens || p.SummaryOutputMaxTokens < p.SummaryOutputMinTokens {
-		return policyError("compaction ranges are invalid")
+	switch {
+	case p.RecentTailMaxTokens < p.RecentTailMinTokens:
+		return policyFieldError("compaction ranges are invalid", "recent_tail_max_tokens",
+			"recent_tail_max_tokens >= recent_tail_min_tokens", p.RecentTailMaxTokens)
+	case p.SummaryOutputMaxTokens < p.SummaryOutputMinTokens:
+		return policyFieldError("compaction ranges are invalid", "summary_output_max_tokens",
+			"summary_output_max_tokens >= summary_output_min_tokens", p.SummaryOutputMaxTokens)
 	}
 	for _, n := range p.counts() {
 		if *n.value <= 0 {
-			return policyError("compaction limits must be positive integers")
+			return policyFieldError("compaction limits must be positive integers", n.name, rulePositive, *n.value)
 		}
 	}
 	return nil
 }
 
-func (p Policy) ratiosValid() bool {
-	for _, r := range []float64{p.TriggerRatio, p.PruneReleaseRatio, p.PostCompactionTargetRatio,
-		p.RecentTailRatio, p.SummaryOutputRatio, p.MinimumTotalReclaimRatio} {
-		if !(r > 0 && r < 1) {
-			return false
+// checkRatios checks each ratio's range, then their order.
+func (p Policy) checkRatios() error {
+	const message = "compaction ratios are invalid"
+	for _, r := range p.ratios() {
+		if !(*r.value > 0 && *r.value < 1) {
+			return policyFieldError(message, r.name, ruleRatio, *r.value)
 		}
 	}
-	return p.PruneReleaseRatio < p.TriggerRatio && p.PostCompactionTargetRatio <= p.PruneReleaseRatio
+	switch {
+	case p.PruneReleaseRatio >= p.TriggerRatio:
+		return policyFieldError(message, "prune_release_ratio", "prune_release_ratio < trigger_ratio", p.PruneReleaseRatio)
+	case p.PostCompactionTargetRatio > p.PruneReleaseRatio:
+		return policyFieldError(message, "post_compaction_target_ratio",
+			"post_compaction_target_ratio <= prune_release_ratio", p.PostCompactionTargetRatio)
+	}
+	return nil
 }
 
 type namedCount struct {
@@ -199,28 +246,28 @@ func DecodePolicy(v any) (Policy, error) {
 func (p *Policy) overlay(m map[string]any) error {
 	if raw, ok := m["version"]; ok {
 		f, isNum := asFloat(raw)
-		if !isNum || f != 1 { // 1.0 is accepted like 1 (engine.md 11 item 26)
-			return policyError("compaction policy is invalid")
+		if !isNum || f != 1 { // 1.0 is accepted like 1
+			return policyFieldError("compaction policy is invalid", "version", "must equal 1", raw)
 		}
 	}
 	if raw, ok := m["enabled"]; ok {
 		b, isBool := raw.(bool)
 		if !isBool {
-			return policyError("compaction policy is invalid")
+			return policyFieldError("compaction policy is invalid", "enabled", "a boolean", raw)
 		}
 		p.Enabled = b
 	}
 	if raw, ok := m["mode"]; ok {
 		s, isString := raw.(string)
 		if !isString {
-			return policyError("invalid mode")
+			return policyFieldError("invalid mode", "mode", `"portable" or "native"`, raw)
 		}
 		p.Mode = s
 	}
 	if raw, ok := m["model"]; ok {
 		s, isString := raw.(string)
 		if !isString {
-			return policyError("invalid model")
+			return policyFieldError("invalid model", "model", "a string of 1..200 bytes", raw)
 		}
 		p.Model = s
 	}
@@ -228,7 +275,7 @@ func (p *Policy) overlay(m map[string]any) error {
 		if raw, ok := m[r.name]; ok {
 			f, isNum := asFloat(raw)
 			if !isNum {
-				return policyError("compaction ratios are invalid")
+				return policyFieldError("compaction ratios are invalid", r.name, ruleRatio, raw)
 			}
 			*r.value = f
 		}
@@ -237,7 +284,7 @@ func (p *Policy) overlay(m map[string]any) error {
 		if raw, ok := m[c.name]; ok {
 			n, isInt := asInt(raw)
 			if !isInt {
-				return policyError("compaction limits must be positive integers")
+				return policyFieldError("compaction limits must be positive integers", c.name, rulePositive, raw)
 			}
 			*c.value = n
 		}
