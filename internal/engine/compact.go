@@ -317,13 +317,32 @@ func (c *compaction) checkTailAlone() error {
 			map[string]any{"tokens_after": after.EstimatedTokens, "target_tokens": target})
 	}
 	if c.req.PreviousSemantic == nil {
-		return errcode.New(errcode.NothingToCompact, "no source events were selected")
+		return c.nothingToCompact()
 	}
 	return nil
 }
 
-// checkEffective is engine.md 9.13 step 2: an ineffective summary is an
-// error, never a checkpoint.
+// nothingToCompact explains in numbers why no event could be cut: the
+// recent tail keeps at least recent_tail_min_tokens, so a short lane has
+// nothing older than its tail.
+func (c *compaction) nothingToCompact() *errcode.Error {
+	details := map[string]any{
+		"events":                 len(c.req.Events),
+		"tail_events":            len(c.tail),
+		"cut_events":             len(c.prefix),
+		"recent_tail_tokens":     c.tailBudget(),
+		"recent_tail_min_tokens": c.policy.RecentTailMinTokens,
+		"reason":                 "every event is in the recent tail or protected; the tail keeps recent_tail_tokens",
+	}
+	if c.before != nil {
+		details["tokens_before"] = c.before.EstimatedTokens
+	}
+	return errcode.WithDetails(errcode.NothingToCompact, "no source events were selected", details)
+}
+
+// checkEffective refuses an ineffective summary: it is an error, never a
+// checkpoint. The summary must bring the lane under the post-compaction
+// target and reclaim both the minimum tokens and the minimum ratio.
 func (c *compaction) checkEffective(after *ContextBudget) error {
 	before := c.before.EstimatedTokens
 	reclaimed := before - after.EstimatedTokens
@@ -336,7 +355,12 @@ func (c *compaction) checkEffective(after *ContextBudget) error {
 		return nil
 	}
 	return errcode.WithDetails(errcode.Ineffective, "compaction did not reclaim enough context",
-		map[string]any{"tokens_before": before, "tokens_after": after.EstimatedTokens})
+		map[string]any{
+			"tokens_before": before, "tokens_after": after.EstimatedTokens, "tokens_reclaimed": reclaimed,
+			"target_tokens":                floorRatio(c.limit, c.policy.PostCompactionTargetRatio),
+			"minimum_total_reclaim_tokens": c.policy.MinimumTotalReclaimTokens,
+			"minimum_total_reclaim_ratio":  c.policy.MinimumTotalReclaimRatio,
+		})
 }
 
 // summarizeChunks is the rolling summarization of engine.md 9.11. It
@@ -370,7 +394,7 @@ func (c *compaction) summarizeChunks(chunks [][]InputEvent, outputTokens int64) 
 		previous = sem
 	}
 	if previous == nil {
-		return nil, nil, errcode.New(errcode.NothingToCompact, "no source events were selected")
+		return nil, nil, c.nothingToCompact()
 	}
 	return previous, usages, nil
 }

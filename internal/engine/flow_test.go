@@ -229,7 +229,7 @@ func TestEachEffectivenessConditionAloneFails(t *testing.T) {
 	for name, req := range map[string]*Request{"above target": bigTail, "too few tokens": tokens, "too small a ratio": ratio} {
 		t.Run(name, func(t *testing.T) {
 			e := wantCode(t, compactErr(t, req, validSummarizer()), errcode.Ineffective)
-			if _, ok := e.Details["tokens_after"]; !ok {
+			if _, ok := e.Details["target_tokens"]; !ok {
 				t.Fatalf("details %v", e.Details)
 			}
 		})
@@ -241,7 +241,10 @@ func TestEmptyPrefix(t *testing.T) {
 	req := fixtureRequest(t)
 	req.Events = []InputEvent{event(t, 1, RoleUser, "hello"), event(t, 2, RoleAssistant, "hi"), event(t, 3, RoleUser, "again")}
 	req.ActiveInputEventIDs = nil
-	wantCode(t, compactErr(t, req, validSummarizer()), errcode.NothingToCompact)
+	nothing := wantCode(t, compactErr(t, req, validSummarizer()), errcode.NothingToCompact)
+	if nothing.Details["events"] != 3 || nothing.Details["cut_events"] != 0 || nothing.Details["recent_tail_min_tokens"] != req.Policy.RecentTailMinTokens {
+		t.Fatalf("nothing_to_compact details %v", nothing.Details)
+	}
 
 	req.Events[1] = event(t, 2, RoleAssistant, strings.Repeat("h", 15_000))
 	e := wantCode(t, compactErr(t, req, validSummarizer()), errcode.CurrentInputItemTooLarge)
