@@ -27,7 +27,8 @@ var memoryTag = regexp.MustCompile(`(?i)</?\s*agent_memory\s*>`)
 // Render returns the memory of scope for the next conversation's system
 // prompt: an <agent_memory> block with one line per fact, newest first. A
 // compaction fact (low trust) shows its title only; a fact from a trusted
-// source shows "title: body". Facts that do not fit in maxBytes (the whole
+// source shows "title: body", or the body alone when it starts with the
+// title. Facts that do not fit in maxBytes (the whole
 // block included) are left out; when none fits, or the scope has no facts,
 // Render returns "".
 func Render(ctx context.Context, store Lister, scope Scope, maxBytes int) (string, error) {
@@ -57,8 +58,22 @@ func Render(ctx context.Context, store Lister, scope Scope, maxBytes int) (strin
 
 func memoryLine(f Fact) string {
 	text := clean(f.Title)
-	if f.Provenance != ProvenanceCompaction && f.Body != "" {
-		text += ": " + clean(f.Body)
+	if f.Provenance != ProvenanceCompaction {
+		text = factText(text, clean(f.Body))
 	}
 	return "- " + memoryTag.ReplaceAllString(text, "")
+}
+
+// factText joins a cleaned title and body as "title: body", or returns the
+// body alone when it starts with the title: the heuristic extractor's title
+// is its body, or the body cut short, and would otherwise be said twice
+// ("X: X"). A missing body leaves the title.
+func factText(title, body string) string {
+	switch {
+	case body == "":
+		return title
+	case strings.HasPrefix(body, title):
+		return body
+	}
+	return title + ": " + body
 }

@@ -21,7 +21,7 @@ const MemoryFile = "MEMORY.md"
 const maxMemoryFileBytes = 16 << 20
 
 // Sink appends facts to <Dir>/<EncodeScope(scope)>/MEMORY.md (see Path) as
-// "- <title>: <body>" lines. The file is append-only in effect: existing
+// MemoryLine lines. The file is append-only in effect: existing
 // lines are never changed, and a line already present is not added again,
 // so re-running a job adds nothing. Each Append writes the whole new file to
 // a temporary file in the same directory and renames it over the old one, so
@@ -32,8 +32,17 @@ type Sink struct {
 	mu  sync.Mutex
 }
 
-// MemoryLine is the MEMORY.md line of a fact.
+// MemoryLine is the MEMORY.md line of a fact: "- <title>: <body>", or
+// "- <body>" when the body starts with the title, so a heuristic fact
+// (title = its line, or the line cut short) says its text once.
 func MemoryLine(f Fact) string {
+	return "- " + factText(clean(f.Title), clean(f.Body))
+}
+
+// longMemoryLine is the line earlier versions wrote for every fact, the
+// title repeated before the body. Append treats it as the fact's line too,
+// so a file written then does not gain a second line for the same fact.
+func longMemoryLine(f Fact) string {
 	return "- " + clean(f.Title) + ": " + clean(f.Body)
 }
 
@@ -72,7 +81,7 @@ func (s *Sink) Append(scope Scope, facts []Fact) (int, error) {
 	var add bytes.Buffer
 	for _, f := range facts {
 		line := MemoryLine(f)
-		if have[line] {
+		if have[line] || have[longMemoryLine(f)] {
 			continue
 		}
 		have[line] = true
