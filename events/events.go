@@ -47,127 +47,127 @@ const (
 
 // Scope says where harvested facts are stored.
 type Scope struct {
-	Kind string `json:"kind"`
-	ID   string `json:"id"`
+	Kind string `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
+	ID   string `json:"id" doc:"the scope's id (1..200 bytes)"`
 }
 
 // ModelProfile describes the context window of the model a lane is sent to.
 type ModelProfile struct {
-	ContextLimitKind       string  `json:"context_limit_kind,omitempty"`
-	MaxInputTokens         *int64  `json:"max_input_tokens,omitempty"`
-	MaxContextTokens       *int64  `json:"max_context_tokens,omitempty"`
-	MaxOutputTokens        *int64  `json:"max_output_tokens,omitempty"`
-	ProviderReservedTokens *int64  `json:"provider_reserved_tokens,omitempty"`
-	Tokenizer              *string `json:"tokenizer,omitempty"`
+	ContextLimitKind       string  `json:"context_limit_kind,omitempty" doc:"whether output tokens share the input window" enum:"separate_input|shared_input_output"`
+	MaxInputTokens         *int64  `json:"max_input_tokens,omitempty" doc:"the model's input window (separate_input)"`
+	MaxContextTokens       *int64  `json:"max_context_tokens,omitempty" doc:"the model's whole window (shared_input_output)"`
+	MaxOutputTokens        *int64  `json:"max_output_tokens,omitempty" doc:"the most tokens the model writes in one answer"`
+	ProviderReservedTokens *int64  `json:"provider_reserved_tokens,omitempty" doc:"tokens the provider keeps for itself"`
+	Tokenizer              *string `json:"tokenizer,omitempty" doc:"the tokenizer that counts this model's tokens; absent means UTF-8 bytes (conservative_utf8)"`
 }
 
 // InputEvent is one event of a lane. Build it with NewInputEvent, which fills
 // in the two hashes.
 type InputEvent struct {
-	EventID             string         `json:"event_id"`
-	RunAgentID          string         `json:"run_agent_id"`
-	ChatSeq             int64          `json:"chat_seq"`
-	LaneEventOrdinal    int64          `json:"lane_event_ordinal"`
-	CheckpointNamespace string         `json:"checkpoint_namespace"`
-	Role                string         `json:"role"`
-	Provenance          any            `json:"provenance"`
-	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty"`
-	Content             *string        `json:"content"`
-	Tool                map[string]any `json:"tool,omitempty"`
-	ArtifactIDs         []string       `json:"artifact_ids,omitempty"`
-	Truncated           bool           `json:"truncated,omitempty"`
-	Protected           bool           `json:"protected,omitempty"`
-	TokenCount          *int64         `json:"token_count,omitempty"`
-	ContentHash         string         `json:"content_hash,omitempty"`
+	EventID             string         `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
+	RunAgentID          string         `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
+	ChatSeq             int64          `json:"chat_seq" doc:"position in the conversation, > 0"`
+	LaneEventOrdinal    int64          `json:"lane_event_ordinal" doc:"position in the lane, > 0 and strictly increasing"`
+	CheckpointNamespace string         `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
+	Role                string         `json:"role" doc:"who wrote the event" enum:"user|assistant|tool"`
+	Provenance          any            `json:"provenance" doc:"any JSON value describing where the event came from"`
+	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty" doc:"canonical hash of provenance (docs/canonical-json.md); computed by Cairn when absent" pattern:"^[0-9a-f]{64}$"`
+	Content             *string        `json:"content" doc:"the event's text (at most 1 MiB) or null"`
+	Tool                map[string]any `json:"tool,omitempty" doc:"tool call or result metadata (call_id, name, ...), canonical JSON"`
+	ArtifactIDs         []string       `json:"artifact_ids,omitempty" doc:"ids of artifacts the event refers to (at most 128)"`
+	Truncated           bool           `json:"truncated,omitempty" doc:"the producer already cut the content"`
+	Protected           bool           `json:"protected,omitempty" doc:"never cut or projected"`
+	TokenCount          *int64         `json:"token_count,omitempty" doc:"the producer's own token count of the event, used instead of Cairn's"`
+	ContentHash         string         `json:"content_hash,omitempty" doc:"canonical hash of {artifact_ids, content, tool, truncated}; computed by Cairn when absent" pattern:"^[0-9a-f]{64}$"`
 }
 
 // Request is the body of conversation.compact.requested (Request v1).
 // Optional fields are pointers or omitted when empty; Policy, Accounting,
 // RehydrationState and PreviousSemantic are passed through as JSON.
 type Request struct {
-	V                        int             `json:"v"`
-	RequestID                string          `json:"request_id"`
-	Trigger                  string          `json:"trigger"`
-	ThreadID                 string          `json:"thread_id"`
-	RunID                    string          `json:"run_id"`
-	RootTurnID               string          `json:"root_turn_id"`
-	RunAgentID               string          `json:"run_agent_id"`
-	ProviderConnectionID     string          `json:"provider_connection_id"`
-	CheckpointNamespace      string          `json:"checkpoint_namespace"`
-	DestinationIdentityHash  string          `json:"destination_identity_hash"`
-	ParentCheckpointID       *string         `json:"parent_checkpoint_id"`
-	ModelProfile             ModelProfile    `json:"model_profile"`
-	RequestedMaxOutputTokens int64           `json:"requested_max_output_tokens,omitempty"`
-	RenderedRequestBytes     *int64          `json:"rendered_request_bytes,omitempty"`
-	Render                   string          `json:"render,omitempty"`
-	Events                   []InputEvent    `json:"events,omitempty"`
-	EventsObject             string          `json:"events_object,omitempty"`
-	ActiveInputEventIDs      []string        `json:"active_input_event_ids,omitempty"`
-	PreviousSemantic         json.RawMessage `json:"previous_semantic,omitempty"`
-	RehydrationState         json.RawMessage `json:"rehydration_state"`
-	Policy                   json.RawMessage `json:"policy,omitempty"`
-	Focus                    *string         `json:"focus,omitempty"`
-	StructuralPressure       bool            `json:"structural_pressure,omitempty"`
-	Accounting               json.RawMessage `json:"accounting,omitempty"`
+	V                        int             `json:"v" doc:"wire version, always 1"`
+	RequestID                string          `json:"request_id" doc:"the request's id (1..200 bytes); becomes the checkpoint id; reuse it only to resend the same body"`
+	Trigger                  string          `json:"trigger" doc:"why the compaction is asked for" enum:"auto|manual|overflow|model_switch_preflight"`
+	ThreadID                 string          `json:"thread_id" doc:"the conversation"`
+	RunID                    string          `json:"run_id" doc:"the run within the conversation"`
+	RootTurnID               string          `json:"root_turn_id" doc:"the user turn that started the run"`
+	RunAgentID               string          `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
+	ProviderConnectionID     string          `json:"provider_connection_id" doc:"the model connection the lane is sent through"`
+	CheckpointNamespace      string          `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
+	DestinationIdentityHash  string          `json:"destination_identity_hash" doc:"hash identifying the destination model and account" pattern:"^[0-9a-f]{64}$"`
+	ParentCheckpointID       *string         `json:"parent_checkpoint_id" doc:"the lane's active checkpoint, null for a new lane; else the request fails with stale_head"`
+	ModelProfile             ModelProfile    `json:"model_profile" doc:"the context window of the model the lane is sent to"`
+	RequestedMaxOutputTokens int64           `json:"requested_max_output_tokens,omitempty" doc:"output tokens the next model call asks for"`
+	RenderedRequestBytes     *int64          `json:"rendered_request_bytes,omitempty" doc:"byte length of the provider request the application would send"`
+	Render                   string          `json:"render,omitempty" doc:"how events are rendered for counting" enum:"canonical_v1|openai_chat_v1"`
+	Events                   []InputEvent    `json:"events,omitempty" doc:"the lane, oldest first (1..10000 events); or events_object"`
+	EventsObject             string          `json:"events_object,omitempty" doc:"name of an object in the cairn_lanes Object Store holding the events array"`
+	ActiveInputEventIDs      []string        `json:"active_input_event_ids,omitempty" doc:"ids of the events of the current input; kept verbatim"`
+	PreviousSemantic         json.RawMessage `json:"previous_semantic,omitempty" doc:"the active checkpoint's semantic summary, or null"`
+	RehydrationState         json.RawMessage `json:"rehydration_state" doc:"exact continuation data, copied verbatim into the checkpoint"`
+	Policy                   json.RawMessage `json:"policy,omitempty" doc:"compaction policy; omitted fields take their defaults"`
+	Focus                    *string         `json:"focus,omitempty" doc:"what the summary should emphasise (at most 2000 bytes)"`
+	StructuralPressure       bool            `json:"structural_pressure,omitempty" doc:"an auto request with structural pressure is never skipped by the token trigger"`
+	Accounting               json.RawMessage `json:"accounting,omitempty" doc:"the producer's token accounting (method, profile_hash, reported_input_tokens, ...)"`
 	// AntiThrash is the lane's automatic-compaction state. The service keeps
 	// it in the lane head and ignores this field; `processor compact` reads it.
 	AntiThrash               json.RawMessage `json:"anti_thrash,omitempty"`
-	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction,omitempty"`
-	DeadlineAt               *time.Time      `json:"deadline_at,omitempty"`
-	Scope                    *Scope          `json:"scope,omitempty"`
-	Harvest                  *bool           `json:"harvest,omitempty"`
+	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction,omitempty" doc:"tokens added since the last compaction; feeds the anti-thrash state"`
+	DeadlineAt               *time.Time      `json:"deadline_at,omitempty" doc:"Cairn stops waiting for the model at this time (deadline_exceeded)"`
+	Scope                    *Scope          `json:"scope,omitempty" doc:"where harvested facts go; default {kind: thread, id: thread_id}"`
+	Harvest                  *bool           `json:"harvest,omitempty" doc:"harvest facts from what a compaction cut (default true)"`
 }
 
 // Header holds the fields every event carries.
 type Header struct {
-	V                   int       `json:"v"`
-	EventID             string    `json:"event_id"`
-	Kind                string    `json:"kind"`
-	RequestID           string    `json:"request_id"`
-	ThreadID            string    `json:"thread_id"`
-	RunAgentID          string    `json:"run_agent_id"`
-	CheckpointNamespace string    `json:"checkpoint_namespace"`
-	OccurredAt          time.Time `json:"occurred_at"`
+	V                   int       `json:"v" doc:"wire version, always 1"`
+	EventID             string    `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
+	Kind                string    `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
+	RequestID           string    `json:"request_id" doc:"the request's id (1..200 bytes); becomes the checkpoint id; reuse it only to resend the same body"`
+	ThreadID            string    `json:"thread_id" doc:"the conversation"`
+	RunAgentID          string    `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
+	CheckpointNamespace string    `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
+	OccurredAt          time.Time `json:"occurred_at" doc:"when Cairn published the event"`
 }
 
 // Activated is published when a checkpoint becomes a lane's active head.
 type Activated struct {
 	Header
-	Status               string          `json:"status"` // pruned | compacted
-	CheckpointID         string          `json:"checkpoint_id"`
-	ParentCheckpointID   *string         `json:"parent_checkpoint_id"`
-	Generation           int64           `json:"generation"`
-	CheckpointHash       string          `json:"checkpoint_hash"`
-	ParentCheckpointHash *string         `json:"parent_checkpoint_hash"`
-	TokensBefore         int64           `json:"tokens_before"`
-	TokensAfter          int64           `json:"tokens_after"`
-	TokensReclaimed      int64           `json:"tokens_reclaimed"`
-	RetainedEventIDs     []string        `json:"retained_event_ids"`
+	Status               string          `json:"status" doc:"pruned: only tool output was projected; compacted: older history was summarized" enum:"pruned|compacted"` // pruned | compacted
+	CheckpointID         string          `json:"checkpoint_id" doc:"the new active checkpoint (the request_id)"`
+	ParentCheckpointID   *string         `json:"parent_checkpoint_id" doc:"the lane's active checkpoint, null for a new lane; else the request fails with stale_head"`
+	Generation           int64           `json:"generation" doc:"1 for a lane's first checkpoint, +1 per activation"`
+	CheckpointHash       string          `json:"checkpoint_hash" doc:"canonical hash of the checkpoint without created_at" pattern:"^[0-9a-f]{64}$"`
+	ParentCheckpointHash *string         `json:"parent_checkpoint_hash" doc:"the replaced checkpoint's hash; chains the lane's history" pattern:"^[0-9a-f]{64}$"`
+	TokensBefore         int64           `json:"tokens_before" doc:"the lane's estimated tokens before"`
+	TokensAfter          int64           `json:"tokens_after" doc:"the lane's estimated tokens after"`
+	TokensReclaimed      int64           `json:"tokens_reclaimed" doc:"tokens_before - tokens_after"`
+	RetainedEventIDs     []string        `json:"retained_event_ids" doc:"the events kept verbatim in the tail"`
 	ArtifactIDs          []string        `json:"artifact_ids"`
-	ProviderUsage        json.RawMessage `json:"provider_usage"`
-	Checkpoint           json.RawMessage `json:"checkpoint"`
+	ProviderUsage        json.RawMessage `json:"provider_usage" doc:"model usage of the summary calls"`
+	Checkpoint           json.RawMessage `json:"checkpoint" doc:"the checkpoint as stored"`
 }
 
 // Skipped is published when a request changed nothing.
 type Skipped struct {
 	Header
-	Reason       string `json:"reason"`
-	TokensBefore int64  `json:"tokens_before"`
+	Reason       string `json:"reason" doc:"why nothing changed" enum:"below_trigger|cancellation_pending|automatic_limit|insufficient_new_tokens|rapid_refill"`
+	TokensBefore int64  `json:"tokens_before" doc:"the lane's estimated tokens before"`
 }
 
 // Error is a typed failure as it appears in failed events.
 type Error struct {
-	Code      string         `json:"code"`
-	Message   string         `json:"message"`
-	Details   map[string]any `json:"details"`
-	Retryable bool           `json:"retryable"`
+	Code      string         `json:"code" doc:"stable error code (subjects.md)"`
+	Message   string         `json:"message" doc:"human-readable"`
+	Details   map[string]any `json:"details" doc:"what failed: field paths, limits, values"`
+	Retryable bool           `json:"retryable" doc:"whether a resend of the same request can succeed"`
 }
 
 // Failed is published when a request cannot be carried out.
 type Failed struct {
 	Header
 	Error          Error  `json:"error"`
-	StreamSequence uint64 `json:"stream_sequence"`
+	StreamSequence uint64 `json:"stream_sequence" doc:"the request's sequence in COMPACT_REQUESTS"`
 }
 
 // Fact is one harvested fact.
@@ -177,15 +177,15 @@ type Fact struct {
 	Body       string   `json:"body"`
 	Topics     []string `json:"topics"`
 	Confidence float64  `json:"confidence"`
-	Provenance string   `json:"provenance"`
+	Provenance string   `json:"provenance" doc:"any JSON value describing where the event came from"`
 	Source     string   `json:"source"`
 }
 
 // MemoryFlushed is published when facts of a compaction were saved.
 type MemoryFlushed struct {
-	V              int       `json:"v"`
-	EventID        string    `json:"event_id"`
-	Kind           string    `json:"kind"`
+	V              int       `json:"v" doc:"wire version, always 1"`
+	EventID        string    `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
+	Kind           string    `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
 	ConversationID string    `json:"conversation_id"`
 	HeadEntryID    string    `json:"head_entry_id"`
 	Scope          Scope     `json:"scope"`
@@ -194,18 +194,18 @@ type MemoryFlushed struct {
 	Duplicates     int       `json:"duplicates"`
 	Redacted       int       `json:"redacted"`
 	Extractor      string    `json:"extractor"`
-	OccurredAt     time.Time `json:"occurred_at"`
+	OccurredAt     time.Time `json:"occurred_at" doc:"when Cairn published the event"`
 }
 
 // MemoryFailed is published when a harvest gave up. The compaction it came
 // from stays active.
 type MemoryFailed struct {
-	V              int       `json:"v"`
-	EventID        string    `json:"event_id"`
-	Kind           string    `json:"kind"`
+	V              int       `json:"v" doc:"wire version, always 1"`
+	EventID        string    `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
+	Kind           string    `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
 	ConversationID string    `json:"conversation_id"`
 	HeadEntryID    string    `json:"head_entry_id"`
 	Scope          Scope     `json:"scope"`
 	Error          Error     `json:"error"`
-	OccurredAt     time.Time `json:"occurred_at"`
+	OccurredAt     time.Time `json:"occurred_at" doc:"when Cairn published the event"`
 }

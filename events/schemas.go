@@ -16,26 +16,11 @@ func Schemas() map[string]map[string]any {
 	}
 	out := map[string]map[string]any{}
 	add := func(file string, s map[string]any) { out[file] = s }
-	add(schema("request.json", SubjectRequested, Request{}, map[string]any{
-		"v":       v1,
-		"trigger": map[string]any{"enum": []any{"auto", "manual", "overflow", "model_switch_preflight"}},
-		"render":  map[string]any{"enum": []any{"canonical_v1", "openai_chat_v1"}},
-	}))
-	add(schema("activated.json", SubjectActivated, Activated{}, merge(kind(KindActivated), map[string]any{
-		"status": map[string]any{"enum": []any{"pruned", "compacted"}},
-	})))
-	add(schema("skipped.json", SubjectSkipped, Skipped{}, merge(kind(KindSkipped), map[string]any{
-		"reason": map[string]any{"enum": []any{"below_trigger", "cancellation_pending", "automatic_limit", "insufficient_new_tokens", "rapid_refill"}},
-	})))
+	add(schema("request.json", SubjectRequested, Request{}, map[string]any{"v": v1}))
+	add(schema("activated.json", SubjectActivated, Activated{}, kind(KindActivated)))
+	add(schema("skipped.json", SubjectSkipped, Skipped{}, kind(KindSkipped)))
 	add(schema("failed.json", SubjectFailed, Failed{}, kind(KindFailed)))
 	add(schema("memory-flushed.json", SubjectFlushed, MemoryFlushed{}, kind(KindMemoryFlush)))
 	add(schema("memory-failed.json", SubjectMemoryFailed, MemoryFailed{}, kind(KindMemoryFailed)))
 	return out
-}
-
-func merge(a, b map[string]any) map[string]any {
-	for k, v := range b {
-		a[k] = v
-	}
-	return a
 }

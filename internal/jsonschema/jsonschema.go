@@ -18,7 +18,10 @@ var (
 
 // For returns the schema of the JSON encoding of v's type. Objects are
 // closed (additionalProperties false); a field is required unless it is
-// tagged omitempty; pointer fields may also be null. Overrides replace the
+// tagged omitempty; pointer fields may also be null. A field's `doc` tag
+// becomes its description, `enum` (values separated by '|') its allowed
+// values and `pattern` its pattern; for a pointer field the last two apply
+// to the non-null alternative. Overrides replace the
 // schema of named properties at the top level (for constants such as "v").
 func For(v any, id, title string, overrides map[string]any) map[string]any {
 	s := schemaOf(reflect.TypeOf(v))
@@ -92,9 +95,32 @@ func addFields(t reflect.Type, props map[string]any, required *[]any) {
 		if name == "" {
 			name = f.Name
 		}
-		props[name] = schemaOf(f.Type)
+		props[name] = annotate(schemaOf(f.Type), f.Tag)
 		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
 			*required = append(*required, name)
 		}
 	}
+}
+
+// annotate adds the description, enum and pattern of a field's tags to its
+// schema s.
+func annotate(s map[string]any, tag reflect.StructTag) map[string]any {
+	if doc := tag.Get("doc"); doc != "" {
+		s["description"] = doc
+	}
+	value := s
+	if alts, ok := s["anyOf"].([]any); ok {
+		value = alts[0].(map[string]any) // a pointer: the non-null alternative
+	}
+	if enum := tag.Get("enum"); enum != "" {
+		var values []any
+		for v := range strings.SplitSeq(enum, "|") {
+			values = append(values, v)
+		}
+		value["enum"] = values
+	}
+	if pattern := tag.Get("pattern"); pattern != "" {
+		value["pattern"] = pattern
+	}
+	return s
 }
