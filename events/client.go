@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/streamread"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -168,8 +169,12 @@ type FollowOptions struct {
 }
 
 // Follow calls fn for each event of the stream, in stream order, until ctx
-// ends or fn returns an error (which Follow returns). It uses an ordered
-// consumer: nothing is acknowledged and nothing is left behind on the server.
+// ends (Follow returns ctx.Err()) or fn returns an error (which Follow
+// returns). It reads through one ordered consumer and one long-lived
+// iterator: nothing is acknowledged, the consumer is deleted on return, and
+// when the consumer is lost (a server restart, a new stream leader, a
+// reconnect) a new one resumes after the last event delivered, so no event
+// is repeated or skipped.
 func Follow(ctx context.Context, js jetstream.JetStream, o FollowOptions, fn func(Event) error) error {
 	stream := o.Stream
 	if stream == "" {
@@ -184,42 +189,23 @@ func Follow(ctx context.Context, js jetstream.JetStream, o FollowOptions, fn fun
 	case o.FromStart:
 		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
 	}
-	cons, err := js.OrderedConsumer(ctx, stream, cfg)
-	if err != nil {
-		return fmt.Errorf("events: follow %s: %w", stream, err)
-	}
-	for {
-		// Checked before every event too: while events keep arriving, Next
-		// never times out, and a follower would outlive its context.
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		msg, err := cons.Next(jetstream.FetchMaxWait(followPoll))
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
-				continue // nothing new yet
-			}
-			return fmt.Errorf("events: follow %s: %w", stream, err)
-		}
+	// The errors of fn and of decoding reach the caller as they are; only
+	// the reader's own are wrapped.
+	var own error
+	err := streamread.Read(ctx, js, streamread.Options{Stream: stream, Config: cfg, Follow: true}, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
 		ev, err := Decode(msg.Subject(), msg.Data())
-		if err != nil {
-			return err
-		}
-		if md, err := msg.Metadata(); err == nil {
+		if err == nil {
 			ev.Sequence = md.Sequence.Stream
+			err = fn(ev)
 		}
-		if err := fn(ev); err != nil {
-			return err
-		}
+		own = err
+		return err
+	})
+	if err == nil || own != nil || ctx.Err() != nil {
+		return err
 	}
+	return fmt.Errorf("events: follow %s: %w", stream, err)
 }
-
-// followPoll bounds one wait for the next event, so that Follow notices a
-// cancelled context promptly.
-const followPoll = time.Second
 
 // errFound stops Follow once the awaited event arrived.
 var errFound = errors.New("found")

@@ -233,3 +233,31 @@ func requestStepDown(nc *nats.Conn, stream string) error {
 	}
 	return nil
 }
+
+// StreamLeader returns the index of the node that currently leads stream,
+// waiting until the stream has a leader.
+func (c *ClusterEnv) StreamLeader(t testing.TB, stream string) int {
+	t.Helper()
+	name := streamLeader(t, c.JetStream(t), stream)
+	for i, n := range c.nodes {
+		if s := n.Server(); s != nil && s.Name() == name {
+			return i
+		}
+	}
+	t.Fatalf("testenv: stream %s is led by %q, which is not a running node", stream, name)
+	return -1
+}
+
+// Follower returns the index of a running node that does not lead stream,
+// so that a client connected to it reaches the stream across a route.
+func (c *ClusterEnv) Follower(t testing.TB, stream string) int {
+	t.Helper()
+	leader := c.StreamLeader(t, stream)
+	for i, n := range c.nodes {
+		if i != leader && n.Server() != nil {
+			return i
+		}
+	}
+	t.Fatalf("testenv: no running node besides the leader of %s", stream)
+	return -1
+}

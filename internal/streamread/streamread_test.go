@@ -1,0 +1,142 @@
+package streamread_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/streamread"
+	"github.com/cairnhq/cairn/testenv"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const (
+	stream = "READ"
+	// messages is how many messages a cluster test reads: a reader that
+	// created a consumer per message met the race between a new consumer
+	// and its first pull request within a few dozen.
+	messages = 200
+)
+
+// newCluster starts a 3-node cluster with an R3 stream holding n messages on
+// subjects read.a (even) and read.b (odd).
+func newCluster(t *testing.T, n int) *testenv.ClusterEnv {
+	t.Helper()
+	c := testenv.Cluster(t, 3, testenv.Options{})
+	js := c.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{"read.>"}, Replicas: 3, Duplicates: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, js, 0, n)
+	return c
+}
+
+// publish stores messages from..from+n-1, retrying each (deduplicated by its
+// message id) until the stream has a leader.
+func publish(t *testing.T, js jetstream.JetStream, from, n int) {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		subject := "read.a"
+		if i%2 == 1 {
+			subject = "read.b"
+		}
+		testenv.Eventually(t, 30*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err := js.Publish(ctx, subject, []byte(strconv.Itoa(i)), jetstream.WithMsgID(strconv.Itoa(i)))
+			return err
+		})
+	}
+}
+
+// reader collects what Read delivers and notes the first duplicate or gap.
+type reader struct {
+	seqs    []uint64
+	err     error
+	longest time.Duration
+	last    time.Time
+}
+
+func (r *reader) see(msg jetstream.Msg, md *jetstream.MsgMetadata) {
+	if now := time.Now(); !r.last.IsZero() && now.Sub(r.last) > r.longest {
+		r.longest = now.Sub(r.last)
+	}
+	r.last = time.Now()
+	if n := len(r.seqs); r.err == nil && n > 0 && md.Sequence.Stream <= r.seqs[n-1] {
+		r.err = fmt.Errorf("sequence %d after %d", md.Sequence.Stream, r.seqs[n-1])
+	}
+	if r.err == nil && string(msg.Data()) != strconv.Itoa(int(md.Sequence.Stream)-1) {
+		r.err = fmt.Errorf("sequence %d carries %q", md.Sequence.Stream, msg.Data())
+	}
+	r.seqs = append(r.seqs, md.Sequence.Stream)
+}
+
+// A finite read from a node that does not lead the stream returns every
+// message up to the end, in order, and stops there; a filtered read stops
+// after the filter's last message even though the stream's is filtered out.
+func TestReadToTheEndOnACluster(t *testing.T) {
+	c := newCluster(t, messages)
+	js := c.Node(c.Follower(t, stream)).JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		filter []string
+		want   int
+	}{{nil, messages}, {[]string{"read.a"}, messages / 2}, {[]string{"read.none"}, 0}} {
+		var r reader
+		began := time.Now()
+		o := streamread.Options{Stream: stream, Config: jetstream.OrderedConsumerConfig{FilterSubjects: tc.filter, DeliverPolicy: jetstream.DeliverAllPolicy}}
+		err := streamread.Read(ctx, js, o, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+			r.see(msg, md)
+			return nil
+		})
+		if err != nil || len(r.seqs) != tc.want || r.err != nil {
+			t.Fatalf("Read(filter %v) = %v after %d of %d messages (%v)", tc.filter, err, len(r.seqs), tc.want, r.err)
+		}
+		t.Logf("filter %v: read in %s, longest wait between messages %s", tc.filter, time.Since(began), r.longest)
+	}
+}
+
+// A follow delivers new messages, stops when its context ends, and a start
+// at "new" sees nothing already stored.
+func TestFollowOnACluster(t *testing.T) {
+	c := newCluster(t, messages)
+	js := c.Node(c.Follower(t, stream)).JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	fctx, fcancel := context.WithCancel(ctx)
+	defer fcancel()
+	var r reader
+	done := make(chan error, 1)
+	go func() {
+		o := streamread.Options{Stream: stream, Follow: true, Config: jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy}}
+		done <- streamread.Read(fctx, js, o, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+			r.see(msg, md)
+			if len(r.seqs) == messages {
+				fcancel()
+			}
+			return nil
+		})
+	}()
+	pub := c.JetStream(t)
+	// "New" means after the last message when the consumer was created.
+	testenv.Eventually(t, 30*time.Second, func() error {
+		st, err := pub.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		if n := st.CachedInfo().State.Consumers; n != 1 {
+			return fmt.Errorf("%d consumers", n)
+		}
+		return nil
+	})
+	publish(t, pub, messages, messages)
+	if err := <-done; !errors.Is(err, context.Canceled) || len(r.seqs) != messages || r.err != nil || r.seqs[0] != messages+1 {
+		t.Fatalf("follow = %v after %d of %d messages (%v), first %v", err, len(r.seqs), messages, r.err, r.seqs[:min(1, len(r.seqs))])
+	}
+}
