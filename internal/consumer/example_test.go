@@ -16,7 +16,7 @@ func ExampleClassify() {
 	show := func(err error, delivered uint64) {
 		d := consumer.Classify(err, delivered, 3, backoff, now)
 		switch d.Action {
-		case consumer.Term:
+		case consumer.Fail:
 			fmt.Println(d.Action, d.Err.Code)
 		case consumer.Nak:
 			fmt.Println(d.Action, d.Delay)
@@ -31,10 +31,10 @@ func ExampleClassify() {
 	show(errors.New("nats: timeout"), 3)
 	// Output:
 	// ack
-	// term stale_head
+	// fail stale_head
 	// nak 2s
 	// nak 10s
-	// term provider_unavailable
+	// fail provider_unavailable
 }
 
 // DefaultConfig is valid as is; a deployment changes what it needs and

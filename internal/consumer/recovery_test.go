@@ -86,7 +86,8 @@ func TestUncertainAttemptFailsWhenConfigured(t *testing.T) {
 
 // A model that stays down is retried with backoff MaxDeliver times, then
 // the request fails with provider_unavailable and the max-deliveries path
-// ends in a failed event (never silently); a resend after that reopens it.
+// ends in a failed event (never silently), after which the message is
+// acked; a resend after that reopens it.
 func TestTransientFailureEndsInProviderUnavailable(t *testing.T) {
 	e := singleEnv(t)
 	cfg := testConfig()
@@ -105,12 +106,21 @@ func TestTransientFailureEndsInProviderUnavailable(t *testing.T) {
 	if n := down.calls.Load(); n != 3 {
 		t.Fatalf("model called %d times, want MaxDeliver=3", n)
 	}
+	// The failure is recorded and published, so the request is settled:
+	// acked, not terminated, and not a dead letter.
 	testenv.Eventually(t, waitLong, func() error {
-		if evs := e.streamEvents(t, topology.StreamDeadLetter); len(evs) == 0 {
-			return fmt.Errorf("no dead-letter advisory yet")
+		info, err := e.consumerInfo(t)
+		if err != nil {
+			return err
+		}
+		if info.AckFloor.Stream < uint64(ev.num("stream_sequence")) {
+			return fmt.Errorf("request not acked yet (ack floor %d)", info.AckFloor.Stream)
 		}
 		return nil
 	})
+	if evs := e.streamEvents(t, topology.StreamDeadLetter); len(evs) != 0 {
+		t.Fatalf("a settled request was dead-lettered: %v", evs[0].Body)
+	}
 	r.stop()
 	_ = r.wait(t)
 	// The model is back; a resend of the same body reopens the request.

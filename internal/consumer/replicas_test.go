@@ -74,6 +74,6 @@ func TestConfigRejectsMaxAckPendingBelowWorkers(t *testing.T) {
 	}
 	cfg.MaxAckPending = 0
 	if err := cfg.Validate(); err != nil {
-		t.Fatalf("MaxAckPending 0 (= Workers): %v", err)
+		t.Fatalf("MaxAckPending 0 (the default): %v", err)
 	}
 }

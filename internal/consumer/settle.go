@@ -18,9 +18,13 @@ const settleTimeout = 10 * time.Second
 
 // settle is the outermost middleware: it classifies the handler's result
 // once (Classify) and acts on it. A permanent failure is recorded in the
-// ledger and published as a failed event before the message is terminated;
-// if that cannot be done the message is Nak'd instead, so no failure ends
-// silently.
+// ledger and published as a failed event, and then the message is acked:
+// its outcome exists, so it is settled and no dead letter. A failure that
+// cannot be recorded is decided by ClassifyUnsettled: terminated at once
+// (dead-lettered) when a retry cannot help, else redelivered soon, a
+// bounded number of times. So nothing ends silently, and no message holds
+// a worker, or for long a slot of MaxAckPending, for a failure it cannot
+// record.
 func (p *Processor) settle(next handler) handler {
 	return func(ctx context.Context, d *delivery) error {
 		err := next(ctx, d)
@@ -36,32 +40,65 @@ func (p *Processor) settle(next handler) handler {
 		switch dec.Action {
 		case Ack:
 			p.metrics.Request(d.status, "")
-			// A plain Ack, not DoubleAck: the outcome is in the ledger
-			// before the ack, so a lost ack only means a redelivery that
-			// replays it, which is all a failed DoubleAck could lead to
-			// either. Waiting for the server's confirmation added a round
-			// trip to every worker's cycle.
-			if aerr := d.msg.Ack(); aerr != nil {
-				p.log.Warn("consumer: ack not sent; a redelivery will find the outcome", "err", aerr)
-			}
-		case Term:
+			p.ack(d)
+		case Fail:
 			if ferr := p.fail(sctx, d, dec.Err); ferr != nil {
-				p.log.Warn("consumer: could not record a failure; redelivering", "code", dec.Err.Code, "err", ferr)
-				_ = d.msg.NakWithDelay(backoffFor(d.delivered, p.cfg.NakBackoff))
+				p.unsettled(d, dec.Err, ferr)
 				return err
 			}
 			p.metrics.Request(statusFailed, dec.Err.Code)
-			_ = d.msg.TermWithReason(dec.Err.Code)
+			p.log.Info("consumer: request failed", "code", dec.Err.Code, "request_id", logID(requestIDOf(d)), "err", err)
+			p.ack(d)
 		case Nak:
 			p.log.Debug("consumer: transient failure; redelivering", "delay", dec.Delay, "err", err)
 			_ = d.msg.NakWithDelay(dec.Delay)
-		case Abandon:
-		}
-		if dec.Action == Term {
-			p.log.Info("consumer: request failed", "code", dec.Err.Code, "request_id", requestIDOf(d), "err", err)
+		case Abandon, Term:
 		}
 		return err
 	}
+}
+
+// ack settles a delivery whose outcome is recorded. A plain Ack, not
+// DoubleAck: the outcome is in the ledger (or its event in the stream)
+// before the ack, so a lost ack only means a redelivery that replays it,
+// which is all a failed DoubleAck could lead to either. Waiting for the
+// server's confirmation added a round trip to every worker's cycle.
+func (p *Processor) ack(d *delivery) {
+	if err := d.msg.Ack(); err != nil {
+		p.log.Warn("consumer: ack not sent; a redelivery will find the outcome", "err", err)
+	}
+}
+
+// unsettled handles a delivery whose failure e could not be recorded
+// (ferr is why): see ClassifyUnsettled.
+func (p *Processor) unsettled(d *delivery, e *errcode.Error, ferr error) {
+	dec := ClassifyUnsettled(ferr, d.delivered, p.cfg.MaxDeliver)
+	if dec.Action == Nak {
+		p.log.Warn("consumer: could not record a failure; redelivering soon",
+			"code", e.Code, "request_id", logID(requestIDOf(d)), "delivery", d.delivered, "delay", dec.Delay, "err", logErr(ferr))
+		_ = d.msg.NakWithDelay(dec.Delay)
+		return
+	}
+	p.log.Error("consumer: could not record a failure; terminating the request, see the dead-letter stream",
+		"code", e.Code, "request_id", logID(requestIDOf(d)), "stream_seq", d.streamSeq, "delivery", d.delivered, "err", logErr(ferr))
+	if err := d.msg.TermWithReason(termReason(e.Code, ferr)); err != nil {
+		p.log.Warn("consumer: term not sent; the request returns after AckWait", "err", err)
+	}
+}
+
+// maxLogID bounds the ids and errors settle logs: a request id or
+// Nats-Msg-Id can be as long as a message header (64 KiB).
+const maxLogID = 256
+
+func logID(id string) string {
+	if len(id) <= maxLogID {
+		return id
+	}
+	return id[:maxLogID] + "…"
+}
+
+func logErr(err error) string {
+	return logID(err.Error())
 }
 
 // fail records the failure as the request's outcome (unless the body
