@@ -21,6 +21,17 @@ const (
 // maxAckPendingLimit bounds Config.MaxAckPending.
 const maxAckPendingLimit = 65536
 
+// AckPendingPerWorker is the default MaxAckPending per worker. Requests a
+// killed processor received and never settled stay pending on the consumer
+// until their AckWait runs out, as do requests Nak'd with a delay until
+// they are redelivered. With MaxAckPending equal to the workers, one kill
+// left a restarted processor nothing to receive for a whole AckWait. The
+// processor's pulls never ask for more than its free workers, so the
+// headroom never lets one take more than it can work on; it is room for
+// about 31 processors' worth of orphans (a replica killed every two
+// seconds for a whole default AckWait) before live workers go idle.
+const AckPendingPerWorker = 32
+
 // Config tunes the processor. Every field is bounded; Validate names the
 // first one out of bounds.
 type Config struct {
@@ -29,10 +40,14 @@ type Config struct {
 	// workers.
 	Workers int
 	// MaxAckPending bounds the requests delivered and not yet settled
-	// across every processor sharing the durable consumer: 0 means Workers
-	// (one processor), else Workers..65536. Replicas that share the consumer
-	// should all set the sum of their workers, or they share one replica's
-	// worth of slots (each replica's start sets the consumer's value).
+	// across every processor sharing the durable consumer, counting those
+	// a killed processor left behind until their AckWait ends and those
+	// waiting for a delayed redelivery: 0 means AckPendingPerWorker ×
+	// Workers (at most 65536), else Workers..65536. Replicas that share the
+	// consumer should all set the same value, at least the sum of their
+	// workers and better AckPendingPerWorker times it (each replica's start
+	// sets the consumer's value). Pulls stay bounded by each processor's
+	// free workers whatever its value.
 	MaxAckPending int
 	// CommitConcurrency bounds how many requests commit at once (check the
 	// model's output, store the checkpoint, move the head, publish), admitted
@@ -96,6 +111,14 @@ func DefaultConfig() Config {
 		Subject:              topology.SubjectRequested,
 		Relay:                outbox.DefaultRelayConfig(),
 	}
+}
+
+// EffectiveMaxAckPending is MaxAckPending with its default applied.
+func (c Config) EffectiveMaxAckPending() int {
+	if c.MaxAckPending == 0 {
+		return min(AckPendingPerWorker*c.Workers, maxAckPendingLimit)
+	}
+	return c.MaxAckPending
 }
 
 // EffectiveCommitConcurrency is CommitConcurrency with its default applied.

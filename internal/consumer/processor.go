@@ -2,7 +2,6 @@
 package consumer
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -96,8 +95,8 @@ func New(cfg Config, d Deps) (*Processor, error) {
 func (p *Processor) Relay() *outbox.Relay { return p.relay }
 
 // ConsumerConfig is the durable consumer the processor creates or updates on
-// start: explicit ack, MaxAckPending as configured (the workers by default),
-// bounded MaxDeliver, never an InactiveThreshold (a durable must not
+// start: explicit ack, MaxAckPending as configured (AckPendingPerWorker
+// times the workers by default), bounded MaxDeliver, never an InactiveThreshold (a durable must not
 // expire).
 func (c Config) ConsumerConfig() jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
@@ -106,7 +105,7 @@ func (c Config) ConsumerConfig() jetstream.ConsumerConfig {
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
 		MaxDeliver:    c.MaxDeliver,
-		MaxAckPending: cmp.Or(c.MaxAckPending, c.Workers),
+		MaxAckPending: c.EffectiveMaxAckPending(),
 		FilterSubject: c.Subject,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}

@@ -32,8 +32,11 @@ type Config struct {
 	// asks for more than the free slots.
 	Workers int
 	// MaxAckPending bounds the jobs delivered and not yet settled across
-	// every worker sharing the durable consumer: 0 means Workers, else
-	// Workers..65536. Replicas should all set the sum of their workers.
+	// every worker sharing the durable consumer, counting those a killed
+	// worker left behind until their AckWait ends and those waiting for a
+	// delayed redelivery: 0 means AckPendingPerWorker × Workers, else
+	// Workers..65536. Replicas should all set the same value, at least the
+	// sum of their workers. Pulls stay bounded by free workers whatever it is.
 	MaxAckPending int
 	// MaxFacts bounds the facts stored per job (harvest_max_facts, 1..64).
 	MaxFacts int
@@ -61,6 +64,14 @@ type Config struct {
 	// and harvested facts.
 	Metrics *telemetry.Metrics
 }
+
+// AckPendingPerWorker is the default MaxAckPending per worker: jobs a
+// killed worker received and never settled keep their slot until AckWait
+// ends, and with MaxAckPending equal to the workers a restarted worker
+// received nothing until then. The headroom is room for about 31 workers'
+// worth of such jobs; each worker still pulls only what it has free
+// workers for (the processor's consumer uses the same rule).
+const AckPendingPerWorker = 32
 
 // DefaultConfig returns the production defaults.
 func DefaultConfig() Config {
@@ -153,7 +164,7 @@ func (w *Worker) ConsumerConfig() jetstream.ConsumerConfig {
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       w.cfg.AckWait,
 		MaxDeliver:    MaxDeliver,
-		MaxAckPending: cmp.Or(w.cfg.MaxAckPending, w.cfg.Workers),
+		MaxAckPending: cmp.Or(w.cfg.MaxAckPending, AckPendingPerWorker*w.cfg.Workers),
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}
 }

@@ -334,7 +334,7 @@ func TestWorkerBoundsConcurrencyAndFinishesInFlightOnShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ci.NumAckPending != 2 || ci.Config.MaxAckPending != 2 || ci.Config.MaxDeliver != 3 {
+	if ci.NumAckPending != 2 || ci.Config.MaxAckPending != 2*AckPendingPerWorker || ci.Config.MaxDeliver != 3 {
 		t.Fatalf("ack pending %d, config %+v", ci.NumAckPending, ci.Config)
 	}
 
