@@ -68,7 +68,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 
 	c.processor = consumer.DefaultConfig()
 	fs.IntVar(&c.processor.Workers, "workers", c.processor.Workers, "requests this process works on at once")
-	fs.IntVar(&c.processor.MaxAckPending, "max-ack-pending", 0, "requests in flight across all replicas sharing the consumer (default --workers; with several replicas, the sum of their --workers)")
+	fs.IntVar(&c.processor.MaxAckPending, "max-ack-pending", 0, "requests delivered and not settled across all replicas sharing the consumer, those a killed replica left until --ack-wait ends included; pulls stay bounded by free workers (default 32 × --workers; with several replicas, 32 × the sum of their --workers)")
 	fs.IntVar(&c.processor.CommitConcurrency, "commit-concurrency", 0, "requests committing at once after their model call, first come first served (default two per CPU, at most --workers)")
 	fs.DurationVar(&c.processor.AckWait, "ack-wait", c.processor.AckWait, "time before an unacknowledged request is redelivered; InProgress is sent every third of it")
 	fs.IntVar(&c.processor.MaxDeliver, "max-deliver", c.processor.MaxDeliver, "deliveries of one request before it fails with provider_unavailable")
@@ -78,7 +78,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 
 	c.harvest = facts.DefaultConfig()
 	fs.IntVar(&c.harvest.Workers, "harvest-workers", c.harvest.Workers, "harvest jobs this process works on at once")
-	fs.IntVar(&c.harvest.MaxAckPending, "harvest-max-ack-pending", 0, "harvest jobs in flight across all replicas (default --harvest-workers; with several replicas, the sum of theirs)")
+	fs.IntVar(&c.harvest.MaxAckPending, "harvest-max-ack-pending", 0, "harvest jobs delivered and not settled across all replicas, those a killed replica left included (default 32 × --harvest-workers; with several replicas, 32 × the sum of theirs)")
 	fs.IntVar(&c.harvest.MaxFacts, "harvest-max-facts", c.harvest.MaxFacts, "facts stored per harvest")
 	fs.StringVar(&c.harvest.MemoryDir, "memory-dir", "", "also append harvested facts to <dir>/<scope>/MEMORY.md")
 	c.harvestBy.register(fs)
