@@ -7,12 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/lanes"
-	"github.com/nats-io/nats.go"
+	"github.com/cairnhq/cairn/internal/streamread"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -78,51 +77,32 @@ func Verify(ctx context.Context, js jetstream.JetStream, store *lanes.Store) (Re
 	return report, nil
 }
 
-// readActivations reads the activated events up to the stream's current end,
-// keeping one per event id (a relay may republish after the dedupe window).
+// readActivations reads the activated events up to the stream's end when
+// the read began, keeping one per event id (a relay may republish after the
+// dedupe window).
 func readActivations(ctx context.Context, js jetstream.JetStream) (map[lanes.Lane][]*events.Activated, int, error) {
-	str, err := js.Stream(ctx, events.StreamEvents)
-	if err != nil {
-		return nil, 0, fmt.Errorf("audit: stream %s: %w", events.StreamEvents, err)
-	}
-	last := str.CachedInfo().State.LastSeq
 	byLane := map[lanes.Lane][]*events.Activated{}
-	if last == 0 {
-		return byLane, 0, nil
-	}
-	cons, err := js.OrderedConsumer(ctx, events.StreamEvents, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{events.SubjectActivated}, DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("audit: %w", err)
-	}
 	seen := map[string]bool{}
 	count := 0
-	for {
-		msg, err := cons.Next(jetstream.FetchMaxWait(2 * time.Second))
-		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-			break // no activated event left before the end
-		}
-		if err != nil {
-			return nil, 0, fmt.Errorf("audit: read events: %w", err)
-		}
-		md, err := msg.Metadata()
-		if err != nil {
-			return nil, 0, err
-		}
+	o := streamread.Options{Stream: events.StreamEvents, Config: jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{events.SubjectActivated}, DeliverPolicy: jetstream.DeliverAllPolicy,
+	}}
+	err := streamread.Read(ctx, js, o, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
 		var a events.Activated
 		if err := json.Unmarshal(msg.Data(), &a); err != nil {
-			return nil, 0, fmt.Errorf("audit: event #%d is not an activation: %w", md.Sequence.Stream, err)
+			return fmt.Errorf("event #%d is not an activation: %w", md.Sequence.Stream, err)
 		}
-		if !seen[a.EventID] {
-			seen[a.EventID] = true
-			count++
-			l := lanes.Lane{RunAgentID: a.RunAgentID, CheckpointNamespace: a.CheckpointNamespace}
-			byLane[l] = append(byLane[l], &a)
+		if seen[a.EventID] {
+			return nil
 		}
-		if md.Sequence.Stream >= last {
-			break
-		}
+		seen[a.EventID] = true
+		count++
+		l := lanes.Lane{RunAgentID: a.RunAgentID, CheckpointNamespace: a.CheckpointNamespace}
+		byLane[l] = append(byLane[l], &a)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("audit: read events: %w", err)
 	}
 	return byLane, count, nil
 }
