@@ -307,7 +307,9 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, job Job) error 
 	return w.publish(ctx, msg, ev.EventID, ev.Kind, topology.SubjectFlushed, ev)
 }
 
-// giveUp publishes memory.failed and terminates the job. The failed event is
+// giveUp publishes memory.failed and acks the job: its outcome exists, so it
+// is settled and no dead letter. Only a job whose failed event cannot be
+// published is terminated, into the dead-letter stream. The failed event is
 // retried briefly: after Term there is no redelivery to try it again.
 func (w *Worker) giveUp(ctx context.Context, msg jetstream.Msg, job Job, cause error) {
 	ev := Failed(job, cause, w.cfg.Now())
@@ -323,11 +325,15 @@ func (w *Worker) giveUp(ctx context.Context, msg jetstream.Msg, job Job, cause e
 			break
 		}
 	}
-	if err != nil {
-		w.log.Error("harvest: cannot publish memory.failed", "event_id", ev.EventID, "err", err)
-	}
 	w.log.Warn("harvest: giving up", "conversation_id", job.ConversationID, "head_entry_id", job.HeadEntryID, "code", ev.Error.Code)
-	if err := msg.TermWithReason(ev.Error.Code); err != nil {
+	if err == nil {
+		if err := msg.Ack(); err != nil {
+			w.log.Warn("harvest: ack of a given-up job failed", "err", err)
+		}
+		return
+	}
+	w.log.Error("harvest: cannot publish memory.failed; terminating the job, see the dead-letter stream", "event_id", ev.EventID, "err", err)
+	if err := msg.TermWithReason("unsettled " + ev.Error.Code); err != nil {
 		w.log.Warn("harvest: term failed", "err", err)
 	}
 }
