@@ -194,7 +194,11 @@ func StreamConfigs(o Options) []jetstream.StreamConfig {
 	}
 	requests := stream(StreamRequests, "compaction requests, kept for audit", SubjectRequested)
 	requests.MaxMsgSize = o.MaxMsgSize
-	deadLetter := stream(StreamDeadLetter, "advisories of requests and harvest jobs that were given up",
+	// The dead-letter stream holds only what Cairn could not settle: a
+	// request or job whose failed event was published is acked, and only
+	// one whose outcome could not be recorded is terminated (or runs out
+	// of deliveries), so an alert on this stream means work was lost.
+	deadLetter := stream(StreamDeadLetter, "advisories of requests and harvest jobs Cairn could not settle",
 		advisoryMaxDeliver+"."+StreamRequests+"."+ConsumerProcessor,
 		advisoryTerminated+"."+StreamRequests+"."+ConsumerProcessor,
 		advisoryMaxDeliver+"."+StreamHarvest+"."+ConsumerHarvester,
