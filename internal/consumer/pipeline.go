@@ -81,7 +81,7 @@ type middleware func(handler) handler
 // pipeline composes the processor's handler. Outermost first:
 //
 //	observe   a span continuing the request's trace; one log line per delivery
-//	settle    classify the result once; Ack, Term with a failed event, or Nak
+//	settle    classify the result once; Ack, a failed event and Ack, or Nak
 //	recover   a panic becomes internal_error instead of killing the process
 //	heartbeat InProgress every AckWait/3 while the request works
 //	decode    the request envelope and its Nats-Msg-Id
