@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cairnhq/cairn/internal/streamread"
 	"github.com/cairnhq/cairn/internal/topology"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -131,59 +131,26 @@ func startAt(cfg *jetstream.OrderedConsumerConfig, seq uint64, since string, now
 }
 
 // replay prints the stream's messages up to its last sequence at the start
-// (or forever with follow).
+// (or forever with follow), through one ordered-consumer iterator that
+// resumes after the last printed message when its consumer is lost.
 func replay(ctx context.Context, js jetstream.JetStream, name string, cfg jetstream.OrderedConsumerConfig, f replayFilter, follow bool, out *replayPrinter, bar *progress) error {
 	str, err := js.Stream(ctx, name)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", name, err)
 	}
 	state := str.CachedInfo().State
-	if state.Msgs == 0 && !follow {
-		return nil
-	}
-	cons, err := js.OrderedConsumer(ctx, name, cfg)
-	if err != nil {
-		return err
-	}
 	bar.start(state.FirstSeq, state.LastSeq)
 	defer bar.done()
-	for {
-		if !follow {
-			if info := cons.CachedInfo(); info != nil && info.NumPending == 0 && info.Delivered.Stream >= state.LastSeq {
-				return nil
-			}
-		}
-		wait := jetstream.FetchMaxWait(2 * time.Second)
-		if follow {
-			wait = jetstream.FetchContext(ctx)
-		}
-		msg, err := cons.Next(wait)
-		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-			if follow {
-				continue
-			}
-			return nil // nothing more within the wait: the filtered tail is empty
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
-		}
-		md, err := msg.Metadata()
-		if err != nil {
-			return err
-		}
+	o := streamread.Options{Stream: name, Config: cfg, Follow: follow}
+	return streamread.Read(ctx, js, o, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
 		var fields messageFields
 		_ = json.Unmarshal(msg.Data(), &fields)
 		if f.match(fields) {
 			out.print(replayed{Stream: name, Sequence: md.Sequence.Stream, Subject: msg.Subject(), Time: md.Timestamp.UTC(), Data: msg.Data()}, fields)
 		}
 		bar.update(md.Sequence.Stream)
-		if !follow && md.Sequence.Stream >= state.LastSeq {
-			return nil
-		}
-	}
+		return nil
+	})
 }
 
 // replayPrinter prints JSON lines or an aligned table.
