@@ -160,3 +160,65 @@ func TestOnlyUnsettledRequestsAreDeadLettered(t *testing.T) {
 		t.Fatalf("the unsettled request has %d events", n)
 	}
 }
+
+// A failed event the events stream refuses for its size (JetStream 10054,
+// an operator's max message size) is refused again on every delivery: the
+// request is terminated on its first delivery and dead-lettered with a
+// reason naming the cause, instead of being redelivered with the request
+// backoff while it holds a slot.
+func TestUnrecordableFailureIsTerminatedOnFirstDelivery(t *testing.T) {
+	e := singleEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := e.js.Stream(ctx, topology.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := st.CachedInfo().Config
+	limited := sc
+	limited.MaxMsgSize = 64
+	if _, err := e.js.UpdateStream(ctx, limited); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.Workers = 1
+	cfg.MaxDeliver = DefaultConfig().MaxDeliver
+	cfg.NakBackoff = DefaultConfig().NakBackoff
+	cfg.AckWait = 30 * time.Second
+	e.start(t, cfg, nil, nil)
+
+	const bad = 3
+	seqs := make([]uint64, bad)
+	for i := range seqs {
+		spec := reqSpec{id: fmt.Sprintf("unrecordable-%d", i), lane: "unrecordable", extra: map[string]any{"trigger": ""}}
+		seqs[i] = e.publish(t, e.body(spec), spec.id).Sequence
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		dead := e.deadLetters(t)
+		for _, seq := range seqs {
+			if _, ok := dead[seq]; !ok {
+				return fmt.Errorf("request at seq %d not dead-lettered yet (%d dead letters)", seq, len(dead))
+			}
+		}
+		return nil
+	})
+	for _, seq := range seqs {
+		adv := e.deadLetters(t)[seq]
+		if adv.num("deliveries") != 1 || adv.str("reason") != "unsettled invalid_compaction_request: jetstream 10054" {
+			t.Fatalf("seq %d: %v; want terminated on its first delivery", seq, adv.Body)
+		}
+	}
+
+	// The operator lifts the limit: the next request is served at once.
+	if _, err := e.js.UpdateStream(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	valid := reqSpec{id: "after-unrecordable", lane: "after-unrecordable"}
+	e.publish(t, e.body(valid), valid.id)
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if len(e.eventsFor(t, valid.id)) == 0 {
+			return fmt.Errorf("valid request not served yet")
+		}
+		return nil
+	})
+}
