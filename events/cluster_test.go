@@ -158,3 +158,46 @@ func TestFollowSurvivesStreamLeaderLoss(t *testing.T) {
 
 // errStop ends a Follow once the test has read what it waited for.
 var errStop = fmt.Errorf("stop")
+
+// Follow rides out a restart of its (single) server: it resumes after the
+// last event it delivered and delivers the events published afterwards.
+func TestFollowSurvivesServerRestart(t *testing.T) {
+	srv := testenv.NATS(t, testenv.Options{})
+	js := srv.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := topology.Ensure(ctx, js, topology.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	const before, after = 20, 20
+	publishSkipped(t, js, 0, before)
+	reached, restarted := make(chan struct{}), make(chan struct{})
+	var check sequenceCheck
+	got := 0
+	done := make(chan error, 1)
+	go func() {
+		done <- events.Follow(ctx, js, events.FollowOptions{FromStart: true}, func(ev events.Event) error {
+			check.see(ev.Sequence)
+			got++
+			if got == before {
+				close(reached)
+				<-restarted
+			}
+			if got == before+after {
+				return errStop
+			}
+			return nil
+		})
+	}()
+	select {
+	case <-reached:
+	case err := <-done:
+		t.Fatalf("Follow ended before the restart: %v (read %d)", err, got)
+	}
+	srv.Restart(t)
+	close(restarted)
+	publishSkipped(t, js, before, after)
+	if err := <-done; err != errStop || got != before+after || check.err != nil {
+		t.Fatalf("Follow read %d of %d events (%v), ended with %v", got, before+after, check.err, err)
+	}
+}
