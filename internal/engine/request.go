@@ -205,7 +205,7 @@ func checkEnvelope(m map[string]any) error {
 	}
 	if unknown := unknownKeys(m, requestFields); len(unknown) > 0 {
 		return errcode.WithDetails(errcode.InvalidRequest, "required compaction request fields are missing",
-			map[string]any{"unknown_fields": stringsToAny(unknown)})
+			listedNames("unknown_fields", unknown))
 	}
 	var missing []string
 	for _, f := range requiredRequestFields {
@@ -252,15 +252,50 @@ func decodeIdentities(r *Request, m map[string]any) error {
 }
 
 func checkIdentities(r *Request) error {
-	for _, id := range []string{r.RequestID, r.ThreadID, r.RunID, r.RootTurnID, r.RunAgentID, r.ProviderConnectionID} {
-		if !isID(id) {
-			return requestError("compaction request identities are invalid")
+	ids := []struct{ field, value string }{
+		{"request_id", r.RequestID}, {"thread_id", r.ThreadID}, {"run_id", r.RunID},
+		{"root_turn_id", r.RootTurnID}, {"run_agent_id", r.RunAgentID},
+		{"provider_connection_id", r.ProviderConnectionID}, {"checkpoint_namespace", r.CheckpointNamespace},
+	}
+	if r.ParentCheckpointID != nil {
+		ids = append(ids, struct{ field, value string }{"parent_checkpoint_id", *r.ParentCheckpointID})
+	}
+	for _, id := range ids {
+		if !ValidName(id.value) {
+			return InvalidName(id.field, "compaction request identities are invalid")
 		}
 	}
-	if !isNamespace(r.CheckpointNamespace) || (r.ParentCheckpointID != nil && !isID(*r.ParentCheckpointID)) {
-		return requestError("compaction request identities are invalid")
-	}
 	return nil
+}
+
+// MaxNameBytes bounds every identifier and name of a request (ids, the
+// lane, events_object, the harvest scope). Cairn puts them in KV keys,
+// object names, subjects and the Nats-Msg-Id of its events, where the
+// server's 4 KiB control line and 64 KiB header limits apply.
+const MaxNameBytes = 200
+
+// NameRule is the rule ValidName checks, as a failure's details state it.
+const NameRule = "1..200 bytes of UTF-8 without control characters"
+
+// ValidName reports whether s obeys NameRule: 1..MaxNameBytes bytes of
+// valid UTF-8 with no C0 or C1 control character (no NUL, no line break:
+// a name is echoed into message headers and logs).
+func ValidName(s string) bool {
+	if len(s) == 0 || len(s) > MaxNameBytes || !utf8.ValidString(s) {
+		return false
+	}
+	for _, c := range s {
+		if c < 0x20 || (c >= 0x7f && c < 0xa0) {
+			return false
+		}
+	}
+	return true
+}
+
+// InvalidName is the invalid_compaction_request failure of a name or id
+// field that breaks NameRule: its details name the field and the rule.
+func InvalidName(field, message string) *errcode.Error {
+	return errcode.WithDetails(errcode.InvalidRequest, message, map[string]any{"field": field, "rule": NameRule})
 }
 
 func decodeTrigger(r *Request, m map[string]any) error {
@@ -324,6 +359,49 @@ func checkFocus(r *Request) error {
 		return invalidRequestBecause("focus must be valid UTF-8 of at most 2000 bytes")
 	}
 	return nil
+}
+
+// Bounds of a list of field names echoed into a failure's details: the
+// names are the client's, and the failure must fit in a failed event.
+const (
+	maxListedNames    = 16
+	maxListedNameSize = 64
+)
+
+// listedNames is the details entry key: names, at most maxListedNames of
+// them, each cut to maxListedNameSize bytes with a "…" marker; when some
+// are left out, key+"_count" says how many there were.
+func listedNames(key string, names []string) map[string]any {
+	shown := names[:min(len(names), maxListedNames)]
+	out := make([]any, len(shown))
+	for i, n := range shown {
+		out[i] = TruncateUTF8(n, maxListedNameSize)
+	}
+	d := map[string]any{key: out}
+	if len(names) > len(shown) {
+		d[key+"_count"] = int64(len(names))
+	}
+	return d
+}
+
+func withReason(d map[string]any, reason string) map[string]any {
+	d["reason"] = reason
+	return d
+}
+
+// TruncateUTF8 returns s when it has at most limit bytes, else its longest
+// prefix of whole characters that leaves room for the "…" marker, and the
+// marker.
+func TruncateUTF8(s string, limit int) string {
+	const marker = "…"
+	if len(s) <= limit {
+		return s
+	}
+	cut := max(limit-len(marker), 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + marker
 }
 
 func invalidRequestBecause(reason string) *errcode.Error {
@@ -396,8 +474,8 @@ func checkState(r *Request) error {
 func decodeEventsField(r *Request, m map[string]any) error {
 	if raw, ok := m["events_object"]; ok {
 		name, isString := raw.(string)
-		if !isString || !isID(name) {
-			return invalidRequestBecause("events_object must name an object (1..200 bytes)")
+		if !isString || !ValidName(name) {
+			return InvalidName("events_object", "events_object must name an object")
 		}
 		r.EventsObject = name
 		return nil
@@ -602,8 +680,8 @@ func decodeFlags(r *Request, m map[string]any) error {
 }
 
 func checkFlags(r *Request) error {
-	if r.Scope != nil && (!isNamespace(r.Scope.Kind) || !isNamespace(r.Scope.ID)) {
-		return invalidRequestBecause("scope must be {\"kind\": string, \"id\": string}")
+	if r.Scope != nil && (!ValidName(r.Scope.Kind) || !ValidName(r.Scope.ID)) {
+		return InvalidName("scope", "scope must be {\"kind\": string, \"id\": string}")
 	}
 	return nil
 }
@@ -635,7 +713,7 @@ func decodeAccounting(r *Request, m map[string]any) error {
 	}
 	if unknown := unknownKeys(a, accountingFields); len(unknown) > 0 {
 		return errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid",
-			map[string]any{"reason": "unknown accounting fields", "fields": stringsToAny(unknown)})
+			withReason(listedNames("fields", unknown), "unknown accounting fields"))
 	}
 	var method *string
 	if !readStringPtr(a, "method", &method) {
