@@ -100,7 +100,7 @@ func (d *draft) output() *output {
 	s := &semantic.Semantic{
 		Version:      semantic.Version,
 		Objective:    newest(unique(d.objective.list()), boundObjective),
-		UserRequests: newest(unique(reqs), boundRequests),
+		UserRequests: newest(lastOfEach(reqs), boundRequests),
 		Constraints:  newest(unique(d.constraints.list()), boundList),
 		Decisions:    newest(unique(d.decisions.list()), boundList),
 		Progress: semantic.Progress{

@@ -711,3 +711,40 @@ func (d *draft) objectiveFrom(r semantic.UserRequest) {
 		d.sourced(&d.objective, d.clean(*r.ExactExcerpt), r.SourceEventID)
 	}
 }
+
+// lastOfEach keeps, of user requests that say the same thing (requestKey),
+// only the newest, in the place of the newest: a user who repeats an
+// instruction restates it, and its newest status is the current one. The
+// rest keep their order. Two entries equal in every field say the same
+// thing, so the list is also free of exact duplicates, which the validator
+// rejects.
+func lastOfEach(reqs []semantic.UserRequest) []semantic.UserRequest {
+	last := make(map[string]int, len(reqs))
+	keys := make([]string, len(reqs))
+	for i, r := range reqs {
+		keys[i] = requestKey(r)
+		last[keys[i]] = i
+	}
+	out := make([]semantic.UserRequest, 0, len(last))
+	for i, r := range reqs {
+		if last[keys[i]] == i {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// requestKey says when two user requests are the same request: excerpts
+// equal but for letter case, runs of white space and trailing punctuation
+// ("Add a retry." and "add a  retry!"), or omissions of the same secret
+// span. An entry with neither is only the same as another of its event.
+func requestKey(r semantic.UserRequest) string {
+	switch {
+	case r.ExactExcerpt != nil:
+		text := strings.Join(strings.Fields(strings.ToLower(*r.ExactExcerpt)), " ")
+		return "x" + strings.TrimRightFunc(text, func(c rune) bool { return unicode.IsPunct(c) || unicode.IsSpace(c) })
+	case r.SecretOmission != nil:
+		return "s" + r.SecretOmission.Class + "\x00" + r.SecretOmission.SourceSpanHash
+	}
+	return "e" + r.SourceEventID
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -78,7 +79,8 @@ func payload(chunk []engine.EventView, first int64, prev *semantic.Semantic) eng
 
 // rollingSummary runs the summarizer over chunks the way the engine does
 // (engine.md 9.11) and checks every intermediate output against the sources
-// processed so far, with the request's previous semantic as lineage.
+// processed so far, with the request's previous semantic as lineage, and
+// for user requests that say the same thing twice.
 func rollingSummary(t testing.TB, s *Summarizer, chunks [][]engine.EventView, lineage *semantic.Semantic) *semantic.Semantic {
 	t.Helper()
 	prev := lineage
@@ -99,6 +101,9 @@ func rollingSummary(t testing.TB, s *Summarizer, chunks [][]engine.EventView, li
 		}
 		if err := semantic.Validate(out, sources(processed, p.CoveredRange, lineage)); err != nil {
 			t.Fatalf("chunk %d: semantic.Validate: %v\n%s", i, err, dump(out))
+		}
+		if repeats := repeatedRequests(out.UserRequests); len(repeats) > 0 {
+			t.Fatalf("chunk %d: %s", i, strings.Join(repeats, "\n"))
 		}
 		prev = out
 	}

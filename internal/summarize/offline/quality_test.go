@@ -219,7 +219,10 @@ func TestQualityOnExamples(t *testing.T) {
 	}
 }
 
-func exampleQuality(t *testing.T, name string) {
+// exampleRequest reads examples/<name>, a Request v1 document or a bare
+// events array, as a request; it skips the test when the file is absent.
+func exampleRequest(t *testing.T, name string) *engine.Request {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", name))
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Skipf("examples/%s is not in the repository", name)
@@ -238,6 +241,11 @@ func exampleQuality(t *testing.T, name string) {
 	if err != nil {
 		t.Fatalf("example request rejected: %v", err)
 	}
+	return req
+}
+
+func exampleQuality(t *testing.T, name string) {
+	req := exampleRequest(t, name)
 	rec := &recording{s: New(DefaultOptions())}
 	res, err := engine.Compact(t.Context(), req, rec, now)
 	if err != nil {
