@@ -1,0 +1,88 @@
+package events
+
+import (
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// Error codes of failed and memory.failed events (Error.Code). They are
+// stable: never renamed, never reused. subjects.md says what each means and
+// which details it carries.
+const (
+	CodeInvalidRequest           = errcode.InvalidRequest
+	CodeInvalidPolicy            = errcode.InvalidPolicy
+	CodeInvalidEvent             = errcode.InvalidEvent
+	CodeInvalidState             = errcode.InvalidState
+	CodeInvalidRehydrationState  = errcode.InvalidRehydrationState
+	CodeInvalidSemantic          = errcode.InvalidSemantic
+	CodeNativeUnsupported        = errcode.NativeUnsupported
+	CodeUnknownContextLimit      = errcode.UnknownContextLimit
+	CodeInvalidContextBudget     = errcode.InvalidContextBudget
+	CodeInvalidRenderedRequest   = errcode.InvalidRenderedRequest
+	CodeMissingArtifact          = errcode.MissingArtifact
+	CodeInvalidProjection        = errcode.InvalidProjection
+	CodeRenderError              = errcode.RenderError
+	CodeProviderError            = errcode.ProviderError
+	CodeInputTooLarge            = errcode.InputTooLarge
+	CodeNothingToCompact         = errcode.NothingToCompact
+	CodeIneffective              = errcode.Ineffective
+	CodeCurrentInputItemTooLarge = errcode.CurrentInputItemTooLarge
+	CodeCompactionFailed         = errcode.CompactionFailed
+	CodeStaleHead                = errcode.StaleHead
+	CodeCheckpointConflict       = errcode.CheckpointConflict
+	CodeRequestIDConflict        = errcode.RequestIDConflict
+	CodeUnsupportedVersion       = errcode.UnsupportedVersion
+	CodePayloadTooLarge          = errcode.PayloadTooLarge
+	CodeEventsObjectMissing      = errcode.EventsObjectMissing
+	CodeDeadlineExceeded         = errcode.DeadlineExceeded
+	CodeProviderAttemptUncertain = errcode.ProviderAttemptUncertain
+	CodeProviderUnavailable      = errcode.ProviderUnavailable
+	CodeHarvestBadReply          = errcode.HarvestBadReply
+	CodeHarvestFailed            = errcode.HarvestFailed
+	CodeInternal                 = errcode.Internal
+)
+
+// Triggers (Request.Trigger).
+const (
+	TriggerAuto                 = engine.TriggerAuto
+	TriggerManual               = engine.TriggerManual
+	TriggerOverflow             = engine.TriggerOverflow
+	TriggerModelSwitchPreflight = engine.TriggerModelSwitchPreflight
+)
+
+// Roles (InputEvent.Role).
+const (
+	RoleUser      = engine.RoleUser
+	RoleAssistant = engine.RoleAssistant
+	RoleTool      = engine.RoleTool
+)
+
+// Statuses of an activation (Activated.Status).
+const (
+	StatusPruned    = engine.StatusPruned
+	StatusCompacted = engine.StatusCompacted
+)
+
+// Reasons a request changed nothing (Skipped.Reason).
+const (
+	SkipBelowTrigger          = engine.SuppressionBelowTrigger
+	SkipCancellationPending   = engine.SuppressionCancellationPending
+	SkipAutomaticLimit        = engine.SuppressionAutomaticLimit
+	SkipInsufficientNewTokens = engine.SuppressionInsufficientNewTokens
+	SkipRapidRefill           = engine.SuppressionRapidRefill
+)
+
+// Codes lists every error code, in the order subjects.md documents them.
+func Codes() []string {
+	return []string{
+		CodeInvalidRequest, CodeInvalidPolicy, CodeInvalidEvent, CodeInvalidState,
+		CodeInvalidRehydrationState, CodeInvalidSemantic, CodeNativeUnsupported,
+		CodeUnknownContextLimit, CodeInvalidContextBudget, CodeInvalidRenderedRequest,
+		CodeMissingArtifact, CodeInvalidProjection, CodeRenderError, CodeProviderError,
+		CodeInputTooLarge, CodeNothingToCompact, CodeIneffective, CodeCurrentInputItemTooLarge,
+		CodeCompactionFailed, CodeStaleHead, CodeCheckpointConflict, CodeRequestIDConflict,
+		CodeUnsupportedVersion, CodePayloadTooLarge, CodeEventsObjectMissing,
+		CodeDeadlineExceeded, CodeProviderAttemptUncertain, CodeProviderUnavailable,
+		CodeHarvestBadReply, CodeHarvestFailed, CodeInternal,
+	}
+}
