@@ -1,0 +1,90 @@
+package tokens
+
+import "strings"
+
+// Encoding is one of OpenAI's byte-pair encodings. Its methods are safe for
+// concurrent use.
+type Encoding struct {
+	name  string
+	split func(t []byte, i int) int
+	vocab *vocabulary
+}
+
+var (
+	o200kBase  = &Encoding{name: "o200k_base", split: splitO200k, vocab: &vocabulary{file: "o200k_base.tok"}}
+	cl100kBase = &Encoding{name: "cl100k_base", split: splitCl100k, vocab: &vocabulary{file: "cl100k_base.tok"}}
+	p50kBase   = &Encoding{name: "p50k_base", split: splitGPT2, vocab: &vocabulary{file: "p50k_base.tok"}}
+	r50kBase   = &Encoding{name: "r50k_base", split: splitGPT2, vocab: &vocabulary{file: "r50k_base.tok"}}
+)
+
+// encodings are the names Lookup accepts besides model names.
+var encodings = map[string]*Encoding{
+	"o200k_base": o200kBase, "cl100k_base": cl100kBase, "p50k_base": p50kBase, "r50k_base": r50kBase,
+	"gpt2": r50kBase, // tiktoken's name for r50k_base's vocabulary
+}
+
+// models maps OpenAI model names to their encodings, as tiktoken's
+// model.py does; modelPrefixes covers dated and fine-tuned variants.
+var models = map[string]*Encoding{
+	"gpt-5": o200kBase, "gpt-4.1": o200kBase, "gpt-4o": o200kBase, "gpt-4.5": o200kBase,
+	"o1": o200kBase, "o3": o200kBase, "o4-mini": o200kBase, "gpt-oss-120b": o200kBase, "gpt-oss-20b": o200kBase,
+	"chatgpt-4o-latest": o200kBase, "codex-mini-latest": o200kBase,
+	"gpt-4": cl100kBase, "gpt-3.5-turbo": cl100kBase, "gpt-3.5": cl100kBase, "gpt-35-turbo": cl100kBase,
+	"davinci-002": cl100kBase, "babbage-002": cl100kBase,
+	"text-embedding-ada-002": cl100kBase, "text-embedding-3-small": cl100kBase, "text-embedding-3-large": cl100kBase,
+	"text-davinci-003": p50kBase, "text-davinci-002": p50kBase, "code-davinci-002": p50kBase, "code-davinci-001": p50kBase,
+	"code-cushman-002": p50kBase, "code-cushman-001": p50kBase, "davinci-codex": p50kBase, "cushman-codex": p50kBase,
+	"text-davinci-001": r50kBase, "text-curie-001": r50kBase, "text-babbage-001": r50kBase, "text-ada-001": r50kBase,
+	"davinci": r50kBase, "curie": r50kBase, "babbage": r50kBase, "ada": r50kBase, "gpt2": r50kBase,
+}
+
+var modelPrefixes = []struct {
+	prefix string
+	enc    *Encoding
+}{
+	{"o1-", o200kBase}, {"o3-", o200kBase}, {"o4-mini-", o200kBase}, {"gpt-5-", o200kBase}, {"gpt-4.5-", o200kBase},
+	{"gpt-4.1-", o200kBase}, {"chatgpt-4o-", o200kBase}, {"gpt-4o-", o200kBase}, {"gpt-oss-", o200kBase},
+	{"gpt-4-", cl100kBase}, {"gpt-3.5-turbo-", cl100kBase}, {"gpt-35-turbo-", cl100kBase},
+	{"ft:gpt-4o", o200kBase}, {"ft:gpt-4.1", o200kBase}, {"ft:gpt-4", cl100kBase}, {"ft:gpt-3.5-turbo", cl100kBase},
+	{"ft:davinci-002", cl100kBase}, {"ft:babbage-002", cl100kBase},
+}
+
+// Lookup returns the encoding an encoding name (o200k_base, cl100k_base,
+// p50k_base, r50k_base) or an OpenAI model name (gpt-4o, gpt-4.1-mini,
+// gpt-4-0613, …) stands for; false for any other name.
+func Lookup(name string) (*Encoding, bool) {
+	if e, ok := encodings[name]; ok {
+		return e, true
+	}
+	if e, ok := models[name]; ok {
+		return e, true
+	}
+	// The longest matching prefix wins: ft:gpt-4o before ft:gpt-4.
+	var best *Encoding
+	bestLen := 0
+	for _, p := range modelPrefixes {
+		if len(p.prefix) > bestLen && strings.HasPrefix(name, p.prefix) {
+			best, bestLen = p.enc, len(p.prefix)
+		}
+	}
+	return best, best != nil
+}
+
+// Name is the encoding's name, e.g. "o200k_base".
+func (e *Encoding) Name() string { return e.name }
+
+// Count returns the number of tokens the encoding gives text.
+func (e *Encoding) Count(text []byte) int64 {
+	ranks := e.vocab.get()
+	var n int64
+	for i := 0; i < len(text); {
+		end := e.split(text, i)
+		if _, ok := ranks[string(text[i:end])]; ok {
+			n++
+		} else {
+			n += mergedCount(ranks, text[i:end])
+		}
+		i = end
+	}
+	return n
+}
