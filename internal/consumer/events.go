@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
@@ -45,14 +47,87 @@ func header(req *envelope, requestID, id, kind string, now time.Time) events.Hea
 	return h
 }
 
-// wireError is e as a failed event carries it.
+// wireError is e as a failed event carries it, bounded: the message is
+// cut to maxEchoMessage bytes and the details by boundValue, so that what a
+// client sent and an error echoes cannot make the event too large to store.
 func wireError(e *errcode.Error) events.Error {
-	details := e.Details
+	details, _ := boundValue(e.Details, 0).(map[string]any)
 	if details == nil {
 		details = map[string]any{}
 	}
-	return events.Error{Code: e.Code, Message: e.Message, Details: details, Retryable: e.Retryable}
+	return events.Error{Code: e.Code, Message: engine.TruncateUTF8(e.Message, maxEchoMessage), Details: details, Retryable: e.Retryable}
 }
+
+// Bounds of what a failed event echoes. A string is cut with a "…" marker,
+// a list or object keeps its first entries (an object in key order) and
+// says how many it had under "…", nesting stops at maxEchoDepth. Encoded
+// with every character escaped (six bytes each), bounded details stay far
+// below maxFailedEventBytes.
+const (
+	maxEchoMessage = 1024
+	maxEchoString  = 256
+	maxEchoEntries = 16
+	maxEchoDepth   = 4
+)
+
+// boundValue returns v, a JSON-like value, within the echo bounds.
+func boundValue(v any, depth int) any {
+	switch x := v.(type) {
+	case string:
+		return engine.TruncateUTF8(x, maxEchoString)
+	case []any:
+		if depth >= maxEchoDepth {
+			return []any{truncatedMarker}
+		}
+		out := make([]any, 0, min(len(x), maxEchoEntries)+1)
+		for _, item := range x[:min(len(x), maxEchoEntries)] {
+			out = append(out, boundValue(item, depth+1))
+		}
+		if len(x) > maxEchoEntries {
+			out = append(out, fmt.Sprintf("%s %d more", truncatedMarker, len(x)-maxEchoEntries))
+		}
+		return out
+	case []string:
+		list := make([]any, len(x))
+		for i, s := range x {
+			list[i] = s
+		}
+		return boundValue(list, depth)
+	case map[string]any:
+		return boundMap(x, depth)
+	case bool, nil, int, int64, uint64, float64, json.Number:
+		return x
+	default:
+		// A type the bounds do not know: its encoding, as a bounded string.
+		b, err := json.Marshal(x)
+		if err != nil {
+			return truncatedMarker
+		}
+		return engine.TruncateUTF8(string(b), maxEchoString)
+	}
+}
+
+func boundMap(m map[string]any, depth int) map[string]any {
+	if depth >= maxEchoDepth {
+		return map[string]any{truncatedMarker: int64(len(m))}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(map[string]any, min(len(keys), maxEchoEntries)+1)
+	for _, k := range keys[:min(len(keys), maxEchoEntries)] {
+		out[engine.TruncateUTF8(k, maxEchoString)] = boundValue(m[k], depth+1)
+	}
+	if len(keys) > maxEchoEntries {
+		out[truncatedMarker] = int64(len(keys))
+	}
+	return out
+}
+
+// truncatedMarker marks what the echo bounds left out.
+const truncatedMarker = "…"
 
 // record wraps an event payload as an outbox record with its headers: the
 // event kind (the subject's last token) and the request's traceparent.
@@ -66,10 +141,29 @@ func record(subject, id string, payload any, traceparent string) (outbox.Record,
 
 func newRecord(subject, id string, data json.RawMessage, traceparent string) outbox.Record {
 	h := map[string]string{topology.HeaderEventKind: subject[strings.LastIndexByte(subject, '.')+1:]}
-	if traceparent != "" {
+	if usableTraceparent(traceparent) {
 		h[topology.HeaderTraceparent] = traceparent
 	}
 	return outbox.Record{Subject: subject, EventID: id, Headers: h, Payload: data}
+}
+
+// maxTraceparent bounds the traceparent an event copies from its request:
+// a W3C traceparent has 55 characters; anything much longer is not one,
+// and a header is not the place to echo a client's bytes.
+const maxTraceparent = 128
+
+// usableTraceparent reports whether a request's traceparent may be copied
+// into an event's headers: short, printable ASCII.
+func usableTraceparent(tp string) bool {
+	if tp == "" || len(tp) > maxTraceparent {
+		return false
+	}
+	for i := 0; i < len(tp); i++ {
+		if tp[i] < 0x21 || tp[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // encodeActivated is json.Marshal(ev) without re-scanning the checkpoint,
@@ -132,4 +226,83 @@ func usageWithAttempts(usage json.RawMessage, attempts []ledger.Attempt) json.Ra
 		return json.RawMessage("[]")
 	}
 	return out
+}
+
+// failedRecord builds the failed event. Its id is deterministic: from the
+// request id and ledger round; for a conflicting body from the request id
+// and the body's hash; for an undecodable message from its Nats-Msg-Id.
+// An id that breaks the name rule (engine.ValidName), or none at all,
+// cannot name the event (it would not fit a header, or would be echoed
+// with control characters): the event is then named after the body,
+// request_id "msg-<32 hex of its sha256>" and event id "…:failed".
+//
+// The event echoes the request's lane and thread only when they are valid
+// names, and the error bounded (wireError). An event that is still over
+// failedEventLimit (a server configured with a small max_payload) is
+// replaced by a minimal one: the code, a cut message, no details.
+func (p *Processor) failedRecord(d *delivery, e *errcode.Error) (outbox.Record, error) {
+	rid := requestIDOf(d)
+	var id string
+	switch {
+	case !engine.ValidName(rid):
+		rid = bodyName(d.body)
+		id = rid + ":" + kindFailed
+	case d.conflict:
+		id = rid + ":conflict:" + ledger.ContentHash(d.body)[:16]
+	case d.entry != nil:
+		id = eventID(rid, kindFailed, d.entry.Round)
+	default:
+		id = eventID(rid, kindFailed, 0)
+	}
+	ev := events.Failed{Header: header(nil, rid, id, kindFailed, p.now()), Error: wireError(e), StreamSequence: d.streamSeq}
+	if d.req != nil {
+		ev.ThreadID, ev.RunAgentID, ev.CheckpointNamespace = nameOrEmpty(d.req.ThreadID), nameOrEmpty(d.req.RunAgentID), nameOrEmpty(d.req.CheckpointNamespace)
+	}
+	rec, err := record(topology.SubjectFailed, id, ev, d.traceparent)
+	if err == nil && len(rec.Payload) <= p.failedEventLimit() {
+		return rec, nil
+	}
+	ev.Error = minimalError(e)
+	return record(topology.SubjectFailed, id, ev, d.traceparent)
+}
+
+// bodyName names a message by its body: "msg-<32 hex of its sha256>".
+func bodyName(body []byte) string { return "msg-" + ledger.ContentHash(body)[:32] }
+
+func nameOrEmpty(s string) string {
+	if engine.ValidName(s) {
+		return s
+	}
+	return ""
+}
+
+// maxFailedEventBytes bounds a failed event's payload; its headers are
+// bounded by the id rule and maxTraceparent.
+const maxFailedEventBytes = 64 << 10
+
+// failedEventLimit is the largest failed event published whole: at most
+// maxFailedEventBytes, and always room for headers under the server's
+// max_payload.
+func (p *Processor) failedEventLimit() int {
+	limit := maxFailedEventBytes
+	if mp := p.maxPayload(); mp > 0 {
+		limit = min(limit, int(mp)-4<<10)
+	}
+	return limit
+}
+
+// maxPayload is the server's max_payload as the connection knows it, 0
+// when unknown.
+func (p *Processor) maxPayload() int64 {
+	if p.js == nil || p.js.Conn() == nil {
+		return 0
+	}
+	return p.js.Conn().MaxPayload()
+}
+
+// minimalError is the error of a failed event that did not fit whole:
+// the code, the message cut short, and details saying so.
+func minimalError(e *errcode.Error) events.Error {
+	return events.Error{Code: e.Code, Message: engine.TruncateUTF8(e.Message, maxEchoString),
+		Details: map[string]any{"truncated": true}, Retryable: e.Retryable}
 }

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
-	"github.com/cairnhq/cairn/internal/topology"
 )
 
 // settleTimeout bounds the writes that settle a delivery, which run even
@@ -119,27 +117,6 @@ func (p *Processor) fail(ctx context.Context, d *delivery, e *errcode.Error) err
 		}
 	}
 	return outbox.Publish(ctx, p.js, rec)
-}
-
-// failedRecord builds the failed event. Its id is deterministic: from the
-// request id and ledger round; for a conflicting body from the request id
-// and the body's hash; for an undecodable message from its Nats-Msg-Id or,
-// without one, the body's hash.
-func (p *Processor) failedRecord(d *delivery, e *errcode.Error) (outbox.Record, error) {
-	rid := requestIDOf(d)
-	var id string
-	switch {
-	case d.conflict:
-		id = rid + ":conflict:" + ledger.ContentHash(d.body)[:16]
-	case d.entry != nil:
-		id = eventID(rid, kindFailed, d.entry.Round)
-	case rid != "":
-		id = eventID(rid, kindFailed, 0)
-	default:
-		id = "msg-" + ledger.ContentHash(d.body)[:32] + ":" + kindFailed
-	}
-	ev := events.Failed{Header: header(d.req, rid, id, kindFailed, p.now()), Error: wireError(e), StreamSequence: d.streamSeq}
-	return record(topology.SubjectFailed, id, ev, d.traceparent)
 }
 
 // requestIDOf is the request id a failed event names: the request's, or for
