@@ -115,12 +115,22 @@ func TestFollowSurvivesStreamLeaderLoss(t *testing.T) {
 	// The reader's connection is to the leader, so it loses its server as
 	// well as the stream's leader.
 	js := c.Node(leader).JetStream(t)
+	followThrough(t, js, func() {
+		c.Node(leader).Shutdown()
+		publishSkipped(t, c.Node((leader+1)%c.Size()).JetStream(t), clusterEvents, clusterEvents/2)
+	})
+}
+
+// followThrough follows the events stream from the start; after a quarter
+// of the clusterEvents stored events it pauses to run disrupt, which must
+// publish clusterEvents/2 more, and then checks that Follow delivers all of
+// them once each, in order.
+func followThrough(t *testing.T, js jetstream.JetStream, disrupt func()) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-
-	const extra = 100
-	killAt, total := clusterEvents/4, clusterEvents+extra
-	reached, killed := make(chan struct{}), make(chan struct{})
+	pauseAt, total := clusterEvents/4, clusterEvents+clusterEvents/2
+	reached, resume := make(chan struct{}), make(chan struct{})
 	var check sequenceCheck
 	got := 0
 	done := make(chan error, 1)
@@ -128,10 +138,10 @@ func TestFollowSurvivesStreamLeaderLoss(t *testing.T) {
 		done <- events.Follow(ctx, js, events.FollowOptions{FromStart: true}, func(ev events.Event) error {
 			check.see(ev.Sequence)
 			got++
-			if got == killAt {
+			if got == pauseAt {
 				close(reached)
 				select {
-				case <-killed:
+				case <-resume:
 				case <-ctx.Done():
 					return ctx.Err()
 				}
@@ -145,15 +155,62 @@ func TestFollowSurvivesStreamLeaderLoss(t *testing.T) {
 	select {
 	case <-reached:
 	case err := <-done:
-		t.Fatalf("Follow ended before the leader was stopped: %v (read %d)", err, got)
+		t.Fatalf("Follow ended before the disruption: %v (read %d)", err, got)
 	}
-	c.Node(leader).Shutdown()
-	close(killed)
-	publishSkipped(t, c.Node((leader+1)%c.Size()).JetStream(t), clusterEvents, extra)
-
+	began := time.Now()
+	func() {
+		defer close(resume)
+		disrupt()
+	}()
 	if err := <-done; err != errStop || got != total || check.err != nil {
 		t.Fatalf("Follow read %d of %d events (%v), ended with %v", got, total, check.err, err)
 	}
+	t.Logf("read the rest %s after the disruption began", time.Since(began))
+}
+
+// The same on a cluster of separate nats-server processes, where the stream
+// leader is killed outright and the reader is connected to another node.
+func TestFollowOnSeparateServerProcesses(t *testing.T) {
+	c := testenv.ProcessCluster(t, 3)
+	js, err := jetstream.New(c.Conn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	o := topology.DefaultOptions()
+	o.Replicas = 3
+	if _, err := topology.Ensure(ctx, js, o); err != nil {
+		t.Fatal(err)
+	}
+	publishSkipped(t, js, 0, clusterEvents)
+	leader := c.StreamLeader(t, events.StreamEvents)
+	reader, err := jetstream.New(c.NodeConn(t, (leader+1)%c.Size()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var check sequenceCheck
+	got := 0
+	fctx, fcancel := context.WithCancel(ctx)
+	err = events.Follow(fctx, reader, events.FollowOptions{FromStart: true}, func(ev events.Event) error {
+		check.see(ev.Sequence)
+		if got++; got == clusterEvents {
+			fcancel()
+		}
+		return nil
+	})
+	fcancel()
+	if got != clusterEvents || check.err != nil {
+		t.Fatalf("Follow read %d of %d events (%v), ended with %v", got, clusterEvents, check.err, err)
+	}
+	last := fmt.Sprintf("r%d", clusterEvents-1)
+	if ev, err := events.WaitOutcome(ctx, reader, last, time.Now().Add(-time.Minute)); err != nil || ev.RequestID() != last {
+		t.Fatalf("WaitOutcome(%s) = %+v, %v", last, ev, err)
+	}
+	followThrough(t, reader, func() {
+		c.Kill(t, leader)
+		publishSkipped(t, js, clusterEvents, clusterEvents/2)
+	})
 }
 
 // errStop ends a Follow once the test has read what it waited for.

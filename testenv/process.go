@@ -1,0 +1,234 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// buildTimeout bounds building the nats-server binary; with the module and
+// build caches warm it takes seconds.
+const buildTimeout = 2 * time.Minute
+
+// ProcessClusterEnv is a JetStream cluster of separate nats-server
+// processes, built from the nats-server version in go.mod. Unlike Cluster,
+// its nodes share nothing with the test process, so clients meet the
+// latencies of real routes, and a node can be killed as a crash would.
+type ProcessClusterEnv struct {
+	mu    sync.Mutex
+	nodes []*exec.Cmd
+	names []string
+	urls  []string
+}
+
+// ProcessCluster builds nats-server into a temporary directory and starts n
+// nodes of one cluster on loopback, returning once JetStream answers with
+// every node a current peer. It skips the test in -short mode or when the
+// binary cannot be built (no module cache and no network). Every node is
+// killed when the test ends.
+func ProcessCluster(t testing.TB, n int) *ProcessClusterEnv {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("testenv: separate nats-server processes are not started in -short mode")
+	}
+	bin := buildNATSServer(t)
+	ports := freePorts(t, 2*n)
+	routes := make([]string, n)
+	for i := range n {
+		routes[i] = "nats://127.0.0.1:" + strconv.Itoa(ports[n+i])
+	}
+	c := &ProcessClusterEnv{}
+	t.Cleanup(c.killAll)
+	for i := range n {
+		name := "cairn-proc-" + strconv.Itoa(i+1)
+		conf := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\ncluster {\n  name: \"cairn-proc\"\n  listen: \"127.0.0.1:%d\"\n  routes: [%s]\n}\n",
+			name, ports[i], t.TempDir(), ports[n+i], strings.Join(quoted(routes), ", "))
+		path := filepath.Join(t.TempDir(), name+".conf")
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "-c", path)
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("testenv: start nats-server: %v", err)
+		}
+		c.mu.Lock()
+		c.nodes = append(c.nodes, cmd)
+		c.names = append(c.names, name)
+		c.urls = append(c.urls, "nats://127.0.0.1:"+strconv.Itoa(ports[i]))
+		c.mu.Unlock()
+	}
+	c.waitReady(t)
+	return c
+}
+
+// buildNATSServer compiles the nats-server main package of go.mod's version.
+func buildNATSServer(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "nats-server")
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/nats-io/nats-server/v2").CombinedOutput()
+	if err != nil {
+		t.Skipf("testenv: cannot build nats-server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// waitReady polls until every node is a current meta peer and JetStream
+// answers API requests.
+func (c *ProcessClusterEnv) waitReady(t testing.TB) {
+	t.Helper()
+	Eventually(t, readyTimeout, func() error {
+		for i := range c.Size() {
+			conn, err := net.DialTimeout("tcp", strings.TrimPrefix(c.URL(i), "nats://"), time.Second)
+			if err != nil {
+				return fmt.Errorf("node %d: %w", i, err)
+			}
+			_ = conn.Close()
+		}
+		return nil
+	})
+	nc := c.Conn(t)
+	js := newJetStream(t, nc)
+	Eventually(t, clusterFormTimeout, func() error {
+		ctx, cancel := ctxFor(time.Second)
+		defer cancel()
+		if _, err := js.AccountInfo(ctx); err != nil {
+			return err
+		}
+		return c.peersCurrent(nc)
+	})
+}
+
+// peersCurrent reports nil once an R<n> stream can be placed, which needs
+// every node to be a current peer of the meta group. (The nodes have no
+// system account to ask directly.)
+func (c *ProcessClusterEnv) peersCurrent(nc *nats.Conn) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := ctxFor(2 * time.Second)
+	defer cancel()
+	name := "TESTENV_PROBE"
+	str, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{"testenv.probe"}, Replicas: c.Size()})
+	if err != nil {
+		return fmt.Errorf("probe stream: %w", err)
+	}
+	defer func() { _ = js.DeleteStream(ctx, name) }()
+	info, err := str.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return errors.New("probe stream has no leader yet")
+	}
+	for _, p := range info.Cluster.Replicas {
+		if !p.Current || p.Offline {
+			return fmt.Errorf("probe replica %s is not current", p.Name)
+		}
+	}
+	if len(info.Cluster.Replicas) != c.Size()-1 {
+		return fmt.Errorf("probe stream has %d followers, want %d", len(info.Cluster.Replicas), c.Size()-1)
+	}
+	return nil
+}
+
+// Size is the number of nodes.
+func (c *ProcessClusterEnv) Size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.nodes)
+}
+
+// URL is node i's client URL.
+func (c *ProcessClusterEnv) URL(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.urls[i]
+}
+
+// Conn connects to any node, failing over between them; the connection
+// closes when the test ends.
+func (c *ProcessClusterEnv) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	c.mu.Lock()
+	urls := strings.Join(c.urls, ",")
+	c.mu.Unlock()
+	return connect(t, urls, nil, opts)
+}
+
+// NodeConn connects to node i first; the client learns the other nodes from
+// it and fails over to them.
+func (c *ProcessClusterEnv) NodeConn(t testing.TB, i int, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	return connect(t, c.URL(i), nil, opts)
+}
+
+// StreamLeader returns the index of the node leading stream.
+func (c *ProcessClusterEnv) StreamLeader(t testing.TB, stream string) int {
+	t.Helper()
+	name := streamLeader(t, newJetStream(t, c.Conn(t)), stream)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, n := range c.names {
+		if n == name {
+			return i
+		}
+	}
+	t.Fatalf("testenv: stream %s is led by unknown node %q", stream, name)
+	return -1
+}
+
+// Kill ends node i with SIGKILL, as a crash would, and waits for it to exit.
+func (c *ProcessClusterEnv) Kill(t testing.TB, i int) {
+	t.Helper()
+	c.mu.Lock()
+	cmd := c.nodes[i]
+	c.mu.Unlock()
+	if err := kill(cmd); err != nil {
+		t.Fatalf("testenv: kill node %d: %v", i, err)
+	}
+}
+
+func (c *ProcessClusterEnv) killAll() {
+	c.mu.Lock()
+	nodes := append([]*exec.Cmd(nil), c.nodes...)
+	c.mu.Unlock()
+	for _, cmd := range nodes {
+		_ = kill(cmd)
+	}
+}
+
+// kill kills one started process by its own handle and reaps it; a process
+// that already exited is not an error.
+func kill(cmd *exec.Cmd) error {
+	if cmd.ProcessState != nil {
+		return nil
+	}
+	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	_ = cmd.Wait() // the exit status of a killed process is "killed"
+	return nil
+}
