@@ -6,7 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -77,7 +81,7 @@ func fail(io stdio, err error) int {
 		code = "error"
 	}
 	if e := errcode.As(err); e != nil {
-		fmt.Fprintf(io.err, "processor: %s: %s\n", code, e.Message)
+		fmt.Fprintf(io.err, "processor: %s: %s%s\n", code, e.Message, detailsSuffix(e.Details))
 	} else {
 		fmt.Fprintf(io.err, "processor: %s: %v\n", code, err)
 	}
@@ -90,4 +94,52 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, d)
+}
+
+// maxDetailsLine bounds the details printed after an error's message.
+const maxDetailsLine = 600
+
+// detailsSuffix renders error details as " (key=value ...)" in key order,
+// so the one-line message names the field and rule that failed.
+func detailsSuffix(details map[string]any) string {
+	if len(details) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(details)) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%s", k, detailValue(details[k]))
+	}
+	line := b.String()
+	if len(line) > maxDetailsLine {
+		line = strings.ToValidUTF8(line[:maxDetailsLine], "") + "…"
+	}
+	return " (" + line + ")"
+}
+
+// detailValue prints a string bare unless it needs quotes, a list as its
+// items joined by commas, and anything else as JSON.
+func detailValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		if x == "" || strings.ContainsAny(x, " \t\n\"=()") {
+			return strconv.Quote(x)
+		}
+		return x
+	case []any:
+		parts := make([]string, len(x))
+		for i, item := range x {
+			parts[i] = detailValue(item)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case []string:
+		return "[" + strings.Join(x, ",") + "]"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -121,6 +121,9 @@ func printOutcome(w io.Writer, ev events.Event) {
 	case ev.Failed != nil:
 		e := ev.Failed.Error
 		fmt.Fprintf(w, "failed %s: %s: %s (retryable: %v)\n", ev.Failed.RequestID, e.Code, e.Message, e.Retryable)
+		if len(e.Details) > 0 {
+			fmt.Fprintf(w, "  details  %s\n", strings.TrimSuffix(strings.TrimPrefix(detailsSuffix(e.Details), " ("), ")"))
+		}
 	default:
 		fmt.Fprintln(w, strings.TrimSpace(string(ev.Raw)))
 	}
