@@ -140,3 +140,50 @@ func TestFollowOnACluster(t *testing.T) {
 		t.Fatalf("follow = %v after %d of %d messages (%v), first %v", err, len(r.seqs), messages, r.err, r.seqs[:min(1, len(r.seqs))])
 	}
 }
+
+// A finite read keeps going, without a duplicate or a gap, when the node
+// leading the stream dies after the first quarter of the messages, whether
+// the reader is connected to that node (and reconnects) or to another one
+// (whose consumer may have lived on the dead node).
+func TestReadSurvivesStreamLeaderLoss(t *testing.T) {
+	for _, onLeader := range []bool{true, false} {
+		t.Run(fmt.Sprintf("connected to leader %v", onLeader), func(t *testing.T) {
+			c := newCluster(t, messages)
+			leader := c.StreamLeader(t, stream)
+			node := leader
+			if !onLeader {
+				node = c.Follower(t, stream)
+			}
+			js := c.Node(node).JetStream(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			reached, resume := make(chan struct{}), make(chan struct{})
+			var r reader
+			done := make(chan error, 1)
+			go func() {
+				o := streamread.Options{Stream: stream, Config: jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}}
+				done <- streamread.Read(ctx, js, o, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+					r.see(msg, md)
+					if len(r.seqs) == messages/4 {
+						close(reached)
+						<-resume
+					}
+					return nil
+				})
+			}()
+			select {
+			case <-reached:
+			case err := <-done:
+				t.Fatalf("Read ended before the leader was stopped: %v", err)
+			}
+			began := time.Now()
+			c.Node(leader).Shutdown()
+			close(resume)
+			err := <-done
+			if err != nil || len(r.seqs) != messages || r.err != nil {
+				t.Fatalf("Read = %v after %d of %d messages (%v)", err, len(r.seqs), messages, r.err)
+			}
+			t.Logf("read the rest in %s after the leader stopped", time.Since(began))
+		})
+	}
+}
