@@ -3,7 +3,7 @@
 // The encoding is the identity behind every hash Cairn stores (content hashes,
 // semantic hashes, provenance hashes): no insignificant whitespace, object
 // members sorted by the bytes of their keys, OTP-style string escaping and
-// Erlang "short" float formatting (engine.md section 3).
+// Erlang "short" float formatting (docs/canonical-json.md).
 package canonical
 
 import (

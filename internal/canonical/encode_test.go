@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Vectors of engine.md 3.5.
+// Reference vectors, also in testdata/vectors.json (docs/canonical-json.md).
 func TestEncodeVectors(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -6,7 +6,7 @@ import (
 )
 
 // AppendFloat appends f in Erlang's float_to_binary(F, [short]) format
-// (engine.md 3.4): the shortest round-tripping digits, written as a plain
+// (docs/canonical-json.md, section 3): the shortest round-tripping digits, written as a plain
 // decimal when that is no longer than scientific notation, always with a
 // fractional part or exponent so it reads back as a float. f must be finite.
 func AppendFloat(dst []byte, f float64) []byte {

@@ -10,7 +10,7 @@ import (
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
-// Conformance cases CT-01..CT-19 (engine.md 12.1).
+// Conformance cases CT-01..CT-19.
 
 func TestCT01PortableCompactionKeepsSafeTail(t *testing.T) {
 	req := fixtureRequest(t)

@@ -35,7 +35,7 @@ func ids(events []InputEvent) string {
 	return strings.Join(parts, ",")
 }
 
-// Cut-point cases of engine.md 12.3.
+// Cut-point cases.
 func TestSplitTailCases(t *testing.T) {
 	a, u, tool := RoleAssistant, RoleUser, RoleTool
 	cases := []struct {
@@ -78,7 +78,7 @@ func TestSplitTailCases(t *testing.T) {
 	}
 }
 
-// Projection cases of engine.md 12.3.
+// Projection boundary cases.
 func TestProjectionBoundaries(t *testing.T) {
 	at2048 := event(t, 1, RoleTool, strings.Repeat("a", 2048), withArtifacts(artifactID(1)))
 	if _, entry, err := projectEvent(at2048); err != nil || entry != nil {

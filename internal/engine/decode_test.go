@@ -32,7 +32,7 @@ func TestDecodeRequestRoundTrip(t *testing.T) {
 		m["policy"] = map[string]any{"recent_tail_min_tokens": canonicalNumber("8000.0")}
 	}))
 	wantCode(t, err, errcode.InvalidPolicy)
-	// ...while the policy version may be 1.0 (engine.md 11 item 26).
+	// ...while the policy version may be 1.0.
 	if _, err = DecodeRequest(fixtureJSON(t, want, func(m map[string]any) {
 		m["policy"] = map[string]any{"version": canonicalNumber("1.0")}
 	})); err != nil {

@@ -1,6 +1,6 @@
 package engine
 
-// Reported-usage delta accounting, version 2 (engine.md 5.4): the provider's
+// Reported-usage delta accounting, version 2: the provider's
 // input count for a previous request of the same lane plus the bytes of what
 // changed since, judged from component descriptors the application supplies.
 // Any malformed input silently disables it; it never fails a budget.

@@ -5,5 +5,5 @@
 // projects large tool outputs to their artifacts, summarizes the older prefix
 // through the Summarizer, validates the summary against its sources and
 // returns a candidate Checkpoint. Persisting and activating the checkpoint is
-// the caller's business. The behaviour is the contract of spec/engine.md.
+// the caller's business. The contract is subjects.md and docs/canonical-json.md.
 package engine

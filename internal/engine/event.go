@@ -19,7 +19,7 @@ const (
 	RoleTool      = "tool"
 )
 
-// Bounds of an InputEvent (engine.md 6.1).
+// Bounds of an InputEvent (subjects.md, Request v1).
 const (
 	MaxContentBytes      = 1 << 20
 	MaxEventArtifactIDs  = 128
@@ -34,7 +34,7 @@ const (
 	semanticDefaultBytes = 131_072
 )
 
-// InputEvent is one closed, lane-local source event (engine.md 6.1). Its JSON
+// InputEvent is one closed, lane-local source event (subjects.md). Its JSON
 // names are the wire names. Content, Tool, ArtifactIDs and Truncated are
 // covered by ContentHash; Provenance by ProvenanceSHA256.
 type InputEvent struct {
@@ -179,7 +179,7 @@ func mapOrNil(m map[string]any) any {
 	return m
 }
 
-// Validate checks the event against engine.md 6.1 in the contract's order;
+// Validate checks the event against the contract in the contract's order;
 // the first failure wins. Errors are invalid_compaction_event.
 func (e InputEvent) Validate() error {
 	switch {

@@ -8,7 +8,7 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
-// InputEvent checks, in the contract's order (engine.md 6.1).
+// InputEvent checks, in the contract's order.
 func TestInputEventValidation(t *testing.T) {
 	valid := func() InputEvent {
 		return event(t, 1, RoleTool, "out", withTool(map[string]any{"call_id": "c"}), withArtifacts("a1"))

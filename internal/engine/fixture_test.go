@@ -62,7 +62,7 @@ func withArtifacts(ids ...string) func(*InputEvent) {
 
 func protected(e *InputEvent) { e.Protected = true }
 
-// fixtureEvents is the six-event lane of engine.md 9.14.
+// fixtureEvents is the six-event lane of the worked example.
 func fixtureEvents(t testing.TB) []InputEvent {
 	t.Helper()
 	return []InputEvent{
@@ -77,7 +77,7 @@ func fixtureEvents(t testing.TB) []InputEvent {
 	}
 }
 
-// fixturePolicy is the policy of engine.md 9.14.
+// fixturePolicy is the policy of the worked example.
 func fixturePolicy() Policy {
 	p := DefaultPolicy()
 	p.RecentTailMinTokens, p.RecentTailMaxTokens = 100, 100

@@ -14,7 +14,7 @@ const (
 	ModeNative   = "native"
 )
 
-// Policy holds the knobs of one compaction (engine.md 6.2). Ratios are
+// Policy holds the knobs of one compaction (subjects.md). Ratios are
 // fractions of the model's effective input limit; token fields are in the
 // budget's units. DefaultPolicy gives the contract's defaults.
 type Policy struct {

@@ -6,7 +6,7 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
-// ManifestEntry records one projected tool output (engine.md 6.9), enough to
+// ManifestEntry records one projected tool output, enough to
 // re-verify the projection from the original event with Replay.
 type ManifestEntry struct {
 	ProjectionVersion    int64    `json:"projection_version"`
@@ -30,7 +30,7 @@ func (m ManifestEntry) Map() map[string]any {
 }
 
 // projectPrefix replaces every large tool output of the prefix by an
-// excerpt that points at its artifacts (engine.md 9.7). A large output
+// excerpt that points at its artifacts. A large output
 // without an artifact fails the whole compaction (missing_compaction_artifact).
 func projectPrefix(prefix []InputEvent) ([]InputEvent, []ManifestEntry, error) {
 	out := make([]InputEvent, len(prefix))
@@ -102,7 +102,7 @@ func projectionError(message string, details map[string]any) *errcode.Error {
 }
 
 // Replay re-verifies a persisted projection manifest against the original
-// events (engine.md 10) and returns the projected lane. Errors are
+// events and returns the projected lane. Errors are
 // invalid_compaction_projection (or missing_compaction_artifact).
 func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error) {
 	byEvent := make(map[string]ManifestEntry, len(manifest))

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// referenceCut is a brute-force transcription of engine.md 9.6, written
+// referenceCut is a brute-force transcription of SplitTail's rules, written
 // for clarity rather than speed (quadratic), working on ordinals like the
 // contract. It returns the cut ordinal and the pre-expansion cut.
 func referenceCut(events []InputEvent, budget int64, active []string) (cut, preExpansion int64) {

@@ -2,7 +2,7 @@ package engine
 
 import "math"
 
-// SplitTail chooses the cut point of a lane (engine.md 9.6): tail is the
+// SplitTail chooses the cut point of a lane: tail is the
 // recent suffix kept verbatim, prefix the older part to summarize. It is
 // deterministic and linear in the lane. The tail is never empty for a
 // non-empty lane; it holds at least the newest event, every protected event

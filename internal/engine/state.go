@@ -39,7 +39,7 @@ func isMethod(s string) bool {
 	return s == MethodConservativeUTF8 || s == MethodLocalTokenizer || s == MethodReportedUsageDeltaV2
 }
 
-// State is a lane's automatic-compaction (anti-thrash) state (engine.md 6.4).
+// State is a lane's automatic-compaction (anti-thrash) state.
 // It is a value: every operation returns a new State. The zero value is the
 // state of a new lane.
 type State struct {
@@ -291,7 +291,7 @@ var (
 )
 
 // RehydrationState is exact continuation data (todo revisions, workspace
-// revisions) that the checkpoint carries verbatim (engine.md 6.3).
+// revisions) that the checkpoint carries verbatim (subjects.md).
 type RehydrationState struct {
 	Data map[string]any
 	Hash string

@@ -10,7 +10,7 @@ import (
 const PayloadSchemaVersion = "compaction_input_v1"
 
 // Summarizer turns one chunk of a lane into a Semantic. It is the engine's only
-// model boundary (engine.md 9.11).
+// model boundary.
 //
 // Implementations enforce their own deadlines and honour ctx. An error that is
 // an *errcode.Error is passed through unchanged (its Retryable flag decides
@@ -40,7 +40,7 @@ type Usage struct {
 	Model    string `json:"model,omitempty"`
 }
 
-// Payload is the summarizer input of engine.md 9.11. Its JSON form is the
+// Payload is the summarizer input. Its JSON form is the
 // contract's payload, byte for byte in key names.
 type Payload struct {
 	SchemaVersion       string             `json:"schema_version"`
@@ -68,7 +68,7 @@ type RepairError struct {
 }
 
 // EventView is an event as a summarizer sees it: the 13-key to_map shape of
-// engine.md 6.1 (token_count and protected removed).
+// the wire InputEvent (token_count and protected removed).
 type EventView struct {
 	EventID             string         `json:"event_id"`
 	ChatSeq             int64          `json:"chat_seq"`

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The content-hash vectors of engine.md 3.5, through the engine's own
+// The content-hash vectors of docs/canonical-json.md, through the engine's own
 // payload encoder.
 func TestContentHashVectors(t *testing.T) {
 	cases := []struct {

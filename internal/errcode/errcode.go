@@ -10,7 +10,7 @@ import (
 	"fmt"
 )
 
-// Codes of the compaction contract (engine.md section 8).
+// Codes of the compaction contract (subjects.md, Error codes).
 const (
 	InvalidRequest           = "invalid_compaction_request"
 	InvalidPolicy            = "invalid_compaction_policy"

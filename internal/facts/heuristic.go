@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Bounds of the heuristic extractor (harvest.md), in characters (runes).
+// Bounds of the heuristic extractor, in characters (runes).
 const (
 	minLineRunes  = 20
 	maxLineRunes  = 200
@@ -17,7 +17,7 @@ const (
 
 // Heuristic is the default extractor: offline and deterministic. It reads
 // only user entries, line by line, and keeps lines that state a standing rule
-// or preference (harvest.md, "heuristic"). The zero value is ready to use and
+// or preference. The zero value is ready to use and
 // safe for concurrent use.
 type Heuristic struct{}
 
@@ -56,7 +56,7 @@ var (
 // and it starts with a marker word (case-insensitively for Latin script) or
 // holds "must", "always", "never" as whole words, or 必须 or 一定.
 //
-// One rule goes beyond harvest.md: a line holding a question mark is a
+// One rule goes beyond the keywords: a line holding a question mark is a
 // question ("Must we rerun it?", "你一定知道吧？", "Remember when ...?"),
 // not a standing fact, and is skipped. On the labelled conversations under
 // testdata/quality it removes three of six false positives and no true one.

@@ -21,7 +21,7 @@ const (
 	maxEntryIDs       = 10000
 )
 
-// Scope says where harvested facts are stored (wire.md): a kind such as
+// Scope says where harvested facts are stored (subjects.md): a kind such as
 // "thread", "user" or "tenant", and an id within it.
 type Scope = events.Scope
 
@@ -34,7 +34,7 @@ type Entry struct {
 	ToolName string `json:"tool_name,omitempty"`
 }
 
-// Job is the conversation.memory.harvest payload (harvest.md). Transcript is
+// Job is the conversation.memory.harvest payload (subjects.md). Transcript is
 // already rendered and redacted by the producer; Entries, when present, are
 // the same cut entries and are redacted again before any extractor sees them.
 type Job struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/cairnhq/cairn/internal/redact"
 )
 
-// Bounds of a stored fact (harvest.md), in characters (runes).
+// Bounds of a stored fact, in characters (runes).
 const (
 	MaxTitleRunes = 120
 	MaxBodyRunes  = 1000

@@ -18,7 +18,7 @@ import (
 	"github.com/cairnhq/cairn/internal/topology"
 )
 
-// Values every harvested fact carries (harvest.md): it comes from a
+// Values every harvested fact carries: it comes from a
 // compaction, is low-trust, and can never be pinned.
 const (
 	ProvenanceCompaction = "compaction"

@@ -12,7 +12,7 @@ import (
 	"github.com/cairnhq/cairn/internal/redact"
 )
 
-// Transcript bounds of harvest.md, in characters (runes).
+// Transcript bounds (subjects.md, harvest job), in characters (runes).
 const (
 	MaxEntryRunes      = 1500
 	MaxTranscriptRunes = 24000

@@ -23,7 +23,7 @@ import (
 )
 
 // MaxDeliver is how many times a harvest job is tried before it is reported
-// with conversation.memory.failed (harvest.md).
+// with conversation.memory.failed (subjects.md).
 const MaxDeliver = 3
 
 // Config configures a Worker.

@@ -9,11 +9,11 @@ import (
 )
 
 // promptReserveTokens mirrors the engine's fixed compactor prompt reserve
-// (engine.md 9.9); a profile smaller than this plus the output allowance
+// (promptReserveTokens in internal/engine); a profile smaller than this plus the output allowance
 // cannot compact at all.
 const promptReserveTokens = 4096
 
-// RequestOptions controls a generated Request v1 (wire.md).
+// RequestOptions controls a generated Request v1 (subjects.md).
 type RequestOptions struct {
 	// Lane generates the events unless Events is set.
 	Lane Options
@@ -113,7 +113,7 @@ func RequestJSON(o RequestOptions) []byte {
 }
 
 // RenderedBytes is the byte length of the canonical_v1 rendering of
-// previousSemantic plus events (engine.md 0.1): the canonical encoding of
+// previousSemantic plus events: the canonical encoding of
 // {"events": [to_map...], "semantic": previousSemantic-or-null}, where to_map
 // drops token_count and protected. It is the engine's "before" estimate for
 // a request without rendered_request_bytes.

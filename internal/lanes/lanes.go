@@ -37,7 +37,7 @@ type Head struct {
 	// SemanticHash is the active checkpoint's semantic hash ("" when none),
 	// checked against a request's previous_semantic.
 	SemanticHash string `json:"semantic_hash,omitempty"`
-	// State is the lane's anti-thrash state (engine.md 6.4) as its JSON map.
+	// State is the lane's anti-thrash state (engine.State) as its JSON map.
 	State json.RawMessage `json:"state,omitempty"`
 	// Outbox holds the records of this change until the relay publishes them.
 	Outbox []outbox.Record `json:"outbox"`
@@ -165,7 +165,7 @@ func (s *Store) Advance(ctx context.Context, lane Lane, expectedRevision uint64,
 // a lane's history a hash chain.
 type Checkpoint struct {
 	ID string `json:"checkpoint_id"`
-	// Hash is the checkpoint's canonical hash (wire.md: created_at removed).
+	// Hash is the checkpoint's canonical hash (docs/canonical-json.md: created_at removed).
 	Hash string `json:"checkpoint_hash"`
 	// ParentID and ParentHash name the checkpoint this one replaced ("" for a
 	// lane's first).
@@ -173,7 +173,7 @@ type Checkpoint struct {
 	ParentHash string `json:"parent_checkpoint_hash"`
 	// Generation is the generation the checkpoint has once active.
 	Generation int64 `json:"generation"`
-	// Body is the checkpoint's persistence map (engine.md 6.7).
+	// Body is the checkpoint's persistence map (subjects.md, activated).
 	Body json.RawMessage `json:"checkpoint"`
 }
 

@@ -209,7 +209,7 @@ func (e *Entry) size() int {
 
 // ContentHash returns the hash the ledger compares: SHA-256 of the raw body
 // bytes, without any normalisation, so a resend must repeat its body byte
-// for byte (publishers reuse the serialized request, as engine.md 14 asks).
+// for byte (publishers reuse the serialized request: subjects.md, Event ids).
 func ContentHash(body []byte) string {
 	sum := sha256.Sum256(body)
 	return hex.EncodeToString(sum[:])

@@ -1,6 +1,6 @@
 package semantic
 
-// Bounds are the size limits of the schema (engine.md 6.5). The validator
+// Bounds are the size limits of the schema. The validator
 // always enforces DefaultBounds; JSONSchema and StrictSchema take a Bounds so
 // the provider-facing schemas are derived from the same table.
 type Bounds struct {

@@ -2,7 +2,7 @@ package semantic
 
 import "github.com/cairnhq/cairn/internal/canonical"
 
-// Map returns the plain map form of s (engine.md 6.5) with every key present:
+// Map returns the plain map form of s with every key present:
 // nil lists become empty lists and nullable fields become nil. It is the form
 // that is hashed, size-checked and persisted. A nil s maps to nil.
 func (s *Semantic) Map() map[string]any {

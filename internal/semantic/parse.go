@@ -13,7 +13,7 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
-// Shape and constructor messages of engine.md 6.5. They are part of the
+// Shape and constructor messages of the semantic schema. They are part of the
 // contract: tests and summarizer repair prompts compare them verbatim.
 const (
 	msgNotMap          = "semantic output must be a map"
@@ -82,7 +82,7 @@ func ParseJSON(b []byte) (*Semantic, error) {
 // or Go numbers), or a *Semantic (re-validated and returned as is) or Semantic (re-validated
 // and returned by address).
 // It applies closed-field normalisation (unknown fields, then missing fields)
-// and the shape check of engine.md 6.5 in the contract's order; the first
+// and the shape check of the schema in the contract's order; the first
 // failure is returned as an *errcode.Error with code invalid_compaction_semantic
 // and the contract's message. Parse never panics.
 func Parse(v any) (*Semantic, error) {
@@ -107,7 +107,7 @@ func Parse(v any) (*Semantic, error) {
 	}
 }
 
-// Validate shape-checks a typed value (engine.md 6.5). It is what Parse does
+// Validate shape-checks a typed value. It is what Parse does
 // after closed-field normalisation, applied to s's Map (without building it).
 func (s *Semantic) Validate() error {
 	if s == nil {

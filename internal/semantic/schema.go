@@ -3,7 +3,7 @@ package semantic
 // SchemaDraft is the meta-schema JSONSchema declares.
 const SchemaDraft = "https://json-schema.org/draft/2020-12/schema"
 
-// JSONSchema returns the draft 2020-12 schema of engine.md 6.5 derived from
+// JSONSchema returns the draft 2020-12 schema of a Semantic derived from
 // b: every object closed with all its keys required in canonical order, list
 // sizes from b, text 1..b.TextBytes characters, citations 1..200 characters
 // (Cairn decision 0.2 item 12), nullable values as oneOf with {type: null}.

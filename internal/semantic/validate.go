@@ -8,7 +8,7 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
-// Source-backed validation messages of engine.md 7.
+// Source-backed validation messages.
 const (
 	msgCoverageMismatch = "semantic coverage does not match the source range"
 	msgUnknownSources   = "semantic cites unknown source events"
@@ -47,7 +47,7 @@ type Sources struct {
 	Lineage *Semantic
 }
 
-// Validate checks a candidate against its sources (engine.md 7) in the
+// Validate checks a candidate against its sources in the
 // contract's order: shape, exact coverage, known sources, source-backed
 // artifacts, exact excerpts, uniqueness, byte size. Following Cairn decision
 // 0.2 item 10, a user request whose source_event_id, excerpt and omission

@@ -11,7 +11,7 @@ import (
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
-// List bounds of engine.md 6.5.
+// List bounds of the semantic schema.
 const (
 	boundObjective = 8
 	boundRequests  = 64

@@ -31,7 +31,7 @@ func view(t testing.TB, e map[string]any) engine.EventView {
 }
 
 // project replaces tool outputs over 2 048 bytes by their excerpt, as the
-// engine does before summarizing (engine.md 9.7).
+// engine does before summarizing.
 func project(v engine.EventView) engine.EventView {
 	if v.Role != "tool" || v.Content == nil || len(*v.Content) <= 2048 {
 		return v
@@ -65,7 +65,7 @@ func laneViews(t testing.TB, o lanegen.Options) []engine.EventView {
 	return out
 }
 
-// payload builds the engine.md 9.11 payload of one chunk.
+// payload builds the summarizer payload of one chunk.
 func payload(chunk []engine.EventView, first int64, prev *semantic.Semantic) engine.Payload {
 	return engine.Payload{
 		SchemaVersion:       engine.PayloadSchemaVersion,
@@ -78,7 +78,7 @@ func payload(chunk []engine.EventView, first int64, prev *semantic.Semantic) eng
 }
 
 // rollingSummary runs the summarizer over chunks the way the engine does
-// (engine.md 9.11) and checks every intermediate output against the sources
+// and checks every intermediate output against the sources
 // processed so far, with the request's previous semantic as lineage, and
 // for user requests that say the same thing twice.
 func rollingSummary(t testing.TB, s *Summarizer, chunks [][]engine.EventView, lineage *semantic.Semantic) *semantic.Semantic {
@@ -131,7 +131,7 @@ func splitChunks(events []engine.EventView, n int) [][]engine.EventView {
 var hash64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // check is an independent implementation of the source-backed validation of
-// engine.md 6.5 and 7, so this package's tests do not depend on the engine.
+// the semantic package, so this package's tests do not depend on the engine.
 func check(s *semantic.Semantic, processed []engine.EventView, cov semantic.Coverage, lineage *semantic.Semantic, maxBytes int) error {
 	if s.Version != 1 {
 		return fmt.Errorf("version %d", s.Version)

@@ -21,7 +21,7 @@ import (
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
-// Limits of the semantic schema (engine.md 6.5) that bound the options.
+// Limits of the semantic schema (semantic.DefaultBounds) that bound the options.
 const (
 	maxSchemaText      = 4000
 	maxSchemaCitations = 32

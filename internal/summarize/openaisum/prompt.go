@@ -1,7 +1,7 @@
 package openaisum
 
 // systemPrompt tells the model the Semantic schema, the citation rules the
-// engine's validator enforces (engine.md 6.5 and 7), and that the transcript
+// engine's validator enforces (package semantic), and that the transcript
 // is data. It never varies between calls, so providers can cache it.
 const systemPrompt = `You are Cairn's compaction summarizer. You turn one chunk of an LLM-agent conversation into a continuation checkpoint: a JSON object from which the agent can continue the work without the original transcript.
 
