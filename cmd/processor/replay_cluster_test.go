@@ -34,6 +34,13 @@ func newReplayCluster(t *testing.T) *testenv.ClusterEnv {
 	if _, err := topology.Ensure(ctx, js, o); err != nil {
 		t.Fatal(err)
 	}
+	publishReplayEvents(ctx, t, js)
+	return c
+}
+
+// publishReplayEvents stores replayEvents skipped events.
+func publishReplayEvents(ctx context.Context, t *testing.T, js jetstream.JetStream) {
+	t.Helper()
 	for i := range replayEvents {
 		id := fmt.Sprintf("r%d", i)
 		b, _ := json.Marshal(events.Skipped{Header: events.Header{V: 1, EventID: id + ":skipped", Kind: events.KindSkipped, RequestID: id}, Reason: "below_trigger"})
@@ -41,7 +48,6 @@ func newReplayCluster(t *testing.T) *testenv.ClusterEnv {
 			t.Fatal(err)
 		}
 	}
-	return c
 }
 
 // replayedSeqs decodes replay's JSON lines and checks they are the stream's
@@ -81,9 +87,16 @@ func TestReplayReadsEveryEventOnACluster(t *testing.T) {
 func TestReplaySurvivesStreamLeaderLoss(t *testing.T) {
 	c := newReplayCluster(t)
 	leader := c.StreamLeader(t, events.StreamEvents)
-	js := c.Node(leader).JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	replayThrough(ctx, t, c.Node(leader).JetStream(t), func() { c.Node(leader).Shutdown() })
+}
+
+// replayThrough replays the events stream, runs disrupt after the first
+// quarter of the events is printed, and checks that the replay prints every
+// event once, in order, and returns.
+func replayThrough(ctx context.Context, t *testing.T, js jetstream.JetStream, disrupt func()) {
+	t.Helper()
 	w := &pausingWriter{at: replayEvents / 4, reached: make(chan struct{}), resume: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
@@ -93,10 +106,12 @@ func TestReplaySurvivesStreamLeaderLoss(t *testing.T) {
 	select {
 	case <-w.reached:
 	case err := <-done:
-		t.Fatalf("replay ended before the leader was stopped: %v", err)
+		t.Fatalf("replay ended before the disruption: %v", err)
 	}
-	c.Node(leader).Shutdown()
-	close(w.resume)
+	func() {
+		defer close(w.resume)
+		disrupt()
+	}()
 	if err := <-done; err != nil {
 		t.Fatalf("replay: %v", err)
 	}
@@ -132,4 +147,36 @@ func (w *pausingWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// On a cluster of separate nats-server processes `processor replay` prints
+// every event, and a replay connected to the stream leader reads everything
+// once, in order, when that node is killed after the first quarter.
+func TestReplayOnSeparateServerProcesses(t *testing.T) {
+	c := testenv.ProcessCluster(t, 3)
+	js, err := jetstream.New(c.Conn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	o := topology.DefaultOptions()
+	o.Replicas = 3
+	if _, err := topology.Ensure(ctx, js, o); err != nil {
+		t.Fatal(err)
+	}
+	publishReplayEvents(ctx, t, js)
+	leader := c.StreamLeader(t, events.StreamEvents)
+
+	code, out, errOut := cli(t, "replay", "--nats-url", c.URL((leader+1)%c.Size()), "--json")
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, errOut)
+	}
+	replayedSeqs(t, out)
+
+	reader, err := jetstream.New(c.NodeConn(t, leader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayThrough(ctx, t, reader, func() { c.Kill(t, leader) })
 }
