@@ -135,7 +135,9 @@ type BudgetOptions struct {
 	TriggerRatio             float64
 	Categories               map[string]int64
 	RequestedMaxOutputTokens int64
-	// AccountingMethod: only local_tokenizer_v1 changes the local estimate.
+	// AccountingMethod: local_tokenizer_v1 counts the request with the
+	// profile's tokenizer; "" (no method given) does too when the profile
+	// names a tokenizer; anything else is conservative_utf8.
 	AccountingMethod string
 	// ReportedInputTokens is the provider's input count for exactly this
 	// request; it only ever raises a v1 estimate (a floor).
@@ -145,6 +147,11 @@ type BudgetOptions struct {
 	ReportedUsageBaseline any
 	ComponentDescriptors  any
 	ProfileHash           *string
+
+	// views and counts, set by the engine for its own canonical renderings,
+	// let the local count reuse event views' counts (countRendering).
+	views  []viewSpan
+	counts *CountCache
 }
 
 // ContextBudget is the measured size of one provider request against the
@@ -159,6 +166,10 @@ type ContextBudget struct {
 	ProfileHash         *string          `json:"profile_hash"`
 	BaselineInputTokens *int64           `json:"baseline_input_tokens"`
 	DeltaTokens         *int64           `json:"delta_tokens"`
+	// Counter names the count the estimate stands on: utf8_bytes, an
+	// encoding (o200k_base, cl100k_base, p50k_base, r50k_base), approx_v1
+	// or reported_usage.
+	Counter string `json:"counter"`
 	CategoryBytes       map[string]int64 `json:"category_bytes"`
 	Categories          map[string]int64 `json:"categories"`
 }
@@ -194,9 +205,9 @@ func newBudget(p ModelProfile, size int64, text []byte, o BudgetOptions) (*Conte
 		return nil, errcode.New(errcode.InvalidContextBudget, "reported usage must be a non-negative integer")
 	}
 	b := &ContextBudget{EffectiveInputLimit: limit, Version: 1, ProfileHash: o.ProfileHash, CategoryBytes: copyCategories(o.Categories)}
-	b.Method, b.EstimatedTokens = localEstimate(p, size, text, categoryTotal, o.AccountingMethod)
+	b.Method, b.Counter, b.EstimatedTokens = localEstimate(p, size, text, categoryTotal, o)
 	if baseline, delta, ok := deltaV2(o.ReportedUsageBaseline, o.ComponentDescriptors); ok {
-		b.Method, b.Version = MethodReportedUsageDeltaV2, 2
+		b.Method, b.Version, b.Counter = MethodReportedUsageDeltaV2, 2, CounterReportedUsage
 		b.BaselineInputTokens, b.DeltaTokens = ptr(baseline), ptr(delta)
 		b.EstimatedTokens = saturatingAdd(baseline, delta)
 	} else {
@@ -228,15 +239,21 @@ func copyCategories(c map[string]int64) map[string]int64 {
 }
 
 // localEstimate is engine.md 5.3: the tokenizer path when asked for and
-// possible, else the conservative byte count.
-func localEstimate(p ModelProfile, size int64, text []byte, categoryTotal int64, method string) (string, int64) {
-	if method == MethodLocalTokenizer && p.Tokenizer != nil && text != nil && int64(len(text)) == size {
-		if count, ok := countTokens(*p.Tokenizer, text); ok {
+// possible, else the conservative byte count. A profile that names a
+// tokenizer asks for it unless the request names another method: a
+// tokenizer is only ever named to be counted with. Without a tokenizer the
+// byte count stays, since it is the one bound that holds for every model
+// (a byte-level BPE token is at least one byte).
+func localEstimate(p ModelProfile, size int64, text []byte, categoryTotal int64, o BudgetOptions) (method, counterName string, estimate int64) {
+	wanted := o.AccountingMethod == MethodLocalTokenizer || o.AccountingMethod == "" && p.Tokenizer != nil
+	if wanted && p.Tokenizer != nil && text != nil && int64(len(text)) == size {
+		if c, ok := counterFor(*p.Tokenizer); ok {
+			count := countRendering(c, text, o.views, o.counts)
 			// 10 % margin plus a 256-token protocol reserve.
-			return MethodLocalTokenizer, (count*11+9)/10 + 256
+			return MethodLocalTokenizer, c.name, (count*11+9)/10 + 256
 		}
 	}
-	return MethodConservativeUTF8, max(size, categoryTotal)
+	return MethodConservativeUTF8, CounterUTF8Bytes, max(size, categoryTotal)
 }
 
 func saturatingAdd(a, b int64) int64 {

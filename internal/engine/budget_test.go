@@ -215,12 +215,16 @@ func TestTokenizerIsDeterministicAndMonotone(t *testing.T) {
 			t.Errorf("approxTokens(%q) = %d, want %d", text, got, want)
 		}
 	}
-	if _, ok := countTokens(" ", nil); ok {
+	if _, ok := counterFor(" "); ok {
 		t.Error("a blank tokenizer name counted")
 	}
-	for _, name := range []string{"static", "o200k_base", "cl100k_base", "p50k_base", "gpt-4o"} {
-		if _, ok := countTokens(name, []byte("x")); !ok {
-			t.Errorf("tokenizer %s not accepted", name)
+	for name, want := range map[string]string{"static": CounterApprox, "o200k_base": "o200k_base", "cl100k_base": "cl100k_base",
+		"p50k_base": "p50k_base", "r50k_base": "r50k_base", "gpt-4o": "o200k_base", "gpt-4o-2024-08-06": "o200k_base",
+		"gpt-4.1-mini": "o200k_base", "gpt-4": "cl100k_base", "gpt-3.5-turbo": "cl100k_base", "text-davinci-003": "p50k_base",
+		"davinci": "r50k_base", "claude-sonnet-4": CounterApprox} {
+		c, ok := counterFor(name)
+		if !ok || c.name != want {
+			t.Errorf("tokenizer %s counts with %q (%v), want %s", name, c.name, ok, want)
 		}
 	}
 }

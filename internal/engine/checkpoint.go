@@ -57,15 +57,19 @@ type Checkpoint struct {
 	ProviderConnectionID                 string
 	DestinationIdentityHash              string
 	AccountingMethod                     string
-	AccountingVersion                    int64
-	AccountingProfileHash                *string
-	CategoryBytes                        map[string]int64
-	CategoryTokens                       map[string]int64
-	TokensBefore                         int64
-	TokensAfter                          int64
-	TokensReclaimed                      int64
-	RetainedEventIDs                     []string
-	ProjectionManifest                   []ManifestEntry
+	// AccountingCounter is the before budget's counter: which count
+	// tokens_before stands on (utf8_bytes, an encoding, approx_v1,
+	// reported_usage).
+	AccountingCounter     string
+	AccountingVersion     int64
+	AccountingProfileHash *string
+	CategoryBytes         map[string]int64
+	CategoryTokens        map[string]int64
+	TokensBefore          int64
+	TokensAfter           int64
+	TokensReclaimed       int64
+	RetainedEventIDs      []string
+	ProjectionManifest    []ManifestEntry
 	// ProviderUsage is nil for a pruned checkpoint, else the per-chunk
 	// usages of engine.md 9.12 (a repaired chunk is a nested list).
 	ProviderUsage    []any
@@ -110,6 +114,7 @@ func (c *Checkpoint) ToMap() map[string]any {
 		"provider_connection_id":    c.ProviderConnectionID,
 		"destination_identity_hash": c.DestinationIdentityHash,
 		"accounting_method":         c.AccountingMethod,
+		"accounting_counter":        c.AccountingCounter,
 		"accounting_version":        c.AccountingVersion,
 		"accounting_profile_hash":   stringOrNil(c.AccountingProfileHash),
 		"category_bytes":            nonNilCategories(c.CategoryBytes),

@@ -22,7 +22,14 @@ import (
 // Summarizer is compaction_provider_error, a panicking Renderer
 // compaction_render_error. An *errcode.Error returned by the Summarizer is
 // passed through unchanged.
-func Compact(ctx context.Context, req *Request, s Summarizer, now time.Time) (res *Result, err error) {
+func Compact(ctx context.Context, req *Request, s Summarizer, now time.Time) (*Result, error) {
+	return CompactCounting(ctx, req, s, now, nil)
+}
+
+// CompactCounting is Compact reusing, and adding to, the token counts of
+// event views in counts (nil for none), for a caller that compacts the
+// same lanes again and again.
+func CompactCounting(ctx context.Context, req *Request, s Summarizer, now time.Time, counts *CountCache) (res *Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, errcode.WithDetails(errcode.CompactionFailed, "compaction failed",
@@ -39,7 +46,10 @@ func Compact(ctx context.Context, req *Request, s Summarizer, now time.Time) (re
 	if err != nil {
 		return nil, err
 	}
-	c := &compaction{ctx: ctx, req: req, policy: req.Policy, summarizer: s, renderer: renderer, now: now}
+	if counts == nil && req.ModelProfile.Tokenizer != nil {
+		counts = NewCountCache(2*len(req.Events) + 16) // each view counted once per call
+	}
+	c := &compaction{ctx: ctx, req: req, policy: req.Policy, summarizer: s, renderer: renderer, now: now, counts: counts}
 	defer c.releaseViews()
 	return c.run()
 }
@@ -52,6 +62,7 @@ type compaction struct {
 	summarizer Summarizer
 	renderer   Renderer
 	now        time.Time
+	counts     *CountCache
 
 	before   *ContextBudget
 	limit    int64
@@ -106,6 +117,7 @@ func (c *compaction) measureBefore() error {
 		ReportedUsageBaseline:    a.ReportedUsageBaseline,
 		ComponentDescriptors:     a.ComponentDescriptors,
 		ProfileHash:              a.ProfileHash,
+		counts:                   c.counts,
 	}
 	if n := c.req.RenderedRequestBytes; n != nil {
 		// Check the limit first so a bad profile fails before any rendering.
@@ -117,6 +129,7 @@ func (c *compaction) measureBefore() error {
 		return err
 	}
 	before, err := c.measure(c.req.PreviousSemantic, c.req.Events, 0, func(r Rendered) (*ContextBudget, error) {
+		opts.views = r.views
 		return newBudget(c.req.ModelProfile, int64(len(r.Bytes)), r.Bytes, opts)
 	})
 	c.before = before
@@ -141,6 +154,8 @@ func (c *compaction) laterBudget(r Rendered) (*ContextBudget, error) {
 		RequestedMaxOutputTokens: c.req.RequestedMaxOutputTokens,
 		AccountingMethod:         c.req.Accounting.Method,
 		ProfileHash:              c.req.Accounting.ProfileHash,
+		views:                    r.views,
+		counts:                   c.counts,
 	})
 }
 
@@ -594,17 +609,31 @@ func (c *compaction) render(sem *semantic.Semantic, events []InputEvent, first i
 func (c *compaction) renderCanonical(sem *semantic.Semantic, events []InputEvent, first int) (Rendered, *[]byte, error) {
 	if first == 0 && len(events) == len(c.req.Events) && c.projected == nil {
 		if r, ok, err := c.laneViews().renderInPlace(sem); ok {
+			if c.counts != nil {
+				r.views = c.views.spans()
+			}
 			return r, nil, err
 		}
 	}
 	bp := renderBuffers.get()
+	var views []viewSpan
+	if c.counts != nil { // the views' token counts are wanted
+		views = make([]viewSpan, len(events))
+	}
 	b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(events)), sem, len(events),
-		func(dst []byte, j int) ([]byte, error) { return c.appendEventView(dst, &events[j], first+j) })
+		func(dst []byte, j int) ([]byte, error) {
+			start := len(dst)
+			dst, err := c.appendEventView(dst, &events[j], first+j)
+			if views != nil {
+				views[j] = viewSpan{start: start, end: len(dst), event: &events[j]}
+			}
+			return dst, err
+		})
 	if err != nil {
 		renderBuffers.put(bp, b)
 		return Rendered{}, nil, err
 	}
-	return Rendered{Bytes: b}, bp, nil
+	return Rendered{Bytes: b, views: views}, bp, nil
 }
 
 // laneViews returns the views of the request's events, encoding them on
@@ -695,6 +724,7 @@ func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, r
 		ProviderConnectionID:                 c.req.ProviderConnectionID,
 		DestinationIdentityHash:              c.req.DestinationIdentityHash,
 		AccountingMethod:                     c.before.Method,
+		AccountingCounter:                    c.before.Counter,
 		AccountingVersion:                    c.before.Version,
 		AccountingProfileHash:                c.before.ProfileHash,
 		CategoryBytes:                        c.before.CategoryBytes,

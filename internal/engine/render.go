@@ -25,6 +25,10 @@ type Renderer interface {
 type Rendered struct {
 	Bytes      []byte
 	Categories map[string]int64
+
+	// views are the spans of event views in Bytes when the engine rendered
+	// canonical_v1 itself; the token count reuses their counts.
+	views []viewSpan
 }
 
 // renderers maps names to built-in renderers; adding one is one entry.

@@ -112,12 +112,14 @@ type laneViews struct {
 	ends []int         // where event i's view ends in enc
 	errs map[int]error // why event i has no canonical view (its view is empty)
 	buf  *[]byte       // the pooled buffer enc lives in
+
+	events []InputEvent // the events viewed
 }
 
 const renderingHead = `{"events":[`
 
 func encodeViews(events []InputEvent) *laneViews {
-	v := &laneViews{ends: make([]int, len(events)), buf: renderBuffers.get()}
+	v := &laneViews{ends: make([]int, len(events)), buf: renderBuffers.get(), events: events}
 	b := append(slices.Grow(*v.buf, renderedSizeHint(events)), renderingHead...)
 	for i := range events {
 		if i > 0 {
@@ -164,6 +166,17 @@ func (v *laneViews) renderInPlace(sem *semantic.Semantic) (r Rendered, ok bool, 
 	b = append(b, '}')
 	v.enc = b[:len(v.enc)] // the same views, in the buffer the rendering may have grown
 	return Rendered{Bytes: b}, true, nil
+}
+
+// spans returns where each event's view sits in enc.
+func (v *laneViews) spans() []viewSpan {
+	spans := make([]viewSpan, len(v.ends))
+	start := len(renderingHead)
+	for i, end := range v.ends {
+		spans[i] = viewSpan{start: start, end: end, event: &v.events[i]}
+		start = end + 1 // past the comma
+	}
+	return spans
 }
 
 // release returns the views' buffer to the pool; v is unusable after.

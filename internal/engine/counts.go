@@ -1,0 +1,79 @@
+package engine
+
+import "github.com/cairnhq/cairn/internal/tokens"
+
+// CountCache keeps the token counts of event views across compactions. A
+// lane is resent whole with every compaction request, so a caller that
+// hands the same cache to every Compact of a worker counts each event once
+// instead of once per request. The engine reads and fills it but owns no
+// state: without one, it counts each view once per compaction. It is
+// bounded and safe for concurrent use.
+type CountCache struct {
+	counts *tokens.Cache[viewKey]
+}
+
+// NewCountCache returns a cache of at most capacity event counts.
+func NewCountCache(capacity int) *CountCache {
+	return &CountCache{counts: tokens.NewCache[viewKey](capacity)}
+}
+
+// viewKey identifies the bytes of an event's canonical view for one
+// counter: the hashes cover content, tool, artifact ids, truncation and
+// provenance (the request is validated against them), the rest of the
+// view is the event's identity.
+type viewKey struct {
+	counter                                string
+	eventID, contentHash, provenanceSHA256 string
+	role, runAgentID, checkpointNamespace  string
+	chatSeq, laneEventOrdinal              int64
+}
+
+func keyOf(c counter, e *InputEvent) viewKey {
+	return viewKey{
+		counter: c.name, eventID: e.EventID, contentHash: e.ContentHash, provenanceSHA256: e.ProvenanceSHA256,
+		role: e.Role, runAgentID: e.RunAgentID, checkpointNamespace: e.CheckpointNamespace,
+		chatSeq: e.ChatSeq, laneEventOrdinal: e.LaneEventOrdinal,
+	}
+}
+
+// viewSpan is where the canonical view of event sits in a rendering.
+type viewSpan struct {
+	start, end int
+	event      *InputEvent
+}
+
+// countRendering counts text, a rendering in which views are the spans of
+// event views, as c.count(text) would, but each view's count comes from
+// cache when it holds it. Between the view's `{"` and `}` a count may be
+// split (tokens.SplitsAt), so the rendering's count is the sum of the
+// views' inner counts and the counts of the framing between them: exact,
+// not an approximation. A view whose bounds do not allow a split (no view
+// the engine renders) is counted with the framing.
+func countRendering(c counter, text []byte, views []viewSpan, cache *CountCache) int64 {
+	var total int64
+	pos := 0
+	for _, v := range views {
+		start, end := v.start+len(`{"`), v.end-len(`}`)
+		if start < pos || end <= start || end > len(text) ||
+			!tokens.SplitsAt(text, start) || !tokens.SplitsAt(text, end) {
+			continue
+		}
+		total += c.count(text[pos:start]) + cache.count(c, v.event, text[start:end])
+		pos = end
+	}
+	return total + c.count(text[pos:])
+}
+
+// count returns the count of inner, event's view without its braces.
+func (cc *CountCache) count(c counter, event *InputEvent, inner []byte) int64 {
+	if cc == nil {
+		return c.count(inner)
+	}
+	key := keyOf(c, event)
+	if n, ok := cc.counts.Get(key); ok {
+		return n
+	}
+	n := c.count(inner)
+	cc.counts.Put(key, n)
+	return n
+}
