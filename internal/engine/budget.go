@@ -157,21 +157,21 @@ type BudgetOptions struct {
 // ContextBudget is the measured size of one provider request against the
 // model's window (engine.md 5.1).
 type ContextBudget struct {
-	EffectiveInputLimit int64            `json:"effective_input_limit"`
-	EstimatedTokens     int64            `json:"estimated_tokens"`
-	TriggerTokens       int64            `json:"trigger_tokens"`
-	FreeTokens          int64            `json:"free_tokens"`
-	Method              string           `json:"method"`
-	Version             int64            `json:"version"`
-	ProfileHash         *string          `json:"profile_hash"`
-	BaselineInputTokens *int64           `json:"baseline_input_tokens"`
-	DeltaTokens         *int64           `json:"delta_tokens"`
+	EffectiveInputLimit int64   `json:"effective_input_limit"`
+	EstimatedTokens     int64   `json:"estimated_tokens"`
+	TriggerTokens       int64   `json:"trigger_tokens"`
+	FreeTokens          int64   `json:"free_tokens"`
+	Method              string  `json:"method"`
+	Version             int64   `json:"version"`
+	ProfileHash         *string `json:"profile_hash"`
+	BaselineInputTokens *int64  `json:"baseline_input_tokens"`
+	DeltaTokens         *int64  `json:"delta_tokens"`
 	// Counter names the count the estimate stands on: utf8_bytes, an
 	// encoding (o200k_base, cl100k_base, p50k_base, r50k_base), approx_v1
 	// or reported_usage.
-	Counter string `json:"counter"`
-	CategoryBytes       map[string]int64 `json:"category_bytes"`
-	Categories          map[string]int64 `json:"categories"`
+	Counter       string           `json:"counter"`
+	CategoryBytes map[string]int64 `json:"category_bytes"`
+	Categories    map[string]int64 `json:"categories"`
 }
 
 // NewContextBudget measures rendered (the exact provider request bytes).
