@@ -2,9 +2,11 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,10 +29,11 @@ const buildTimeout = 2 * time.Minute
 // its nodes share nothing with the test process, so clients meet the
 // latencies of real routes, and a node can be killed as a crash would.
 type ProcessClusterEnv struct {
-	mu    sync.Mutex
-	nodes []*exec.Cmd
-	names []string
-	urls  []string
+	mu       sync.Mutex
+	nodes    []*exec.Cmd
+	names    []string
+	urls     []string
+	monitors []string
 }
 
 // ProcessCluster builds nats-server into a temporary directory and starts n
@@ -44,7 +47,7 @@ func ProcessCluster(t testing.TB, n int) *ProcessClusterEnv {
 		t.Skip("testenv: separate nats-server processes are not started in -short mode")
 	}
 	bin := buildNATSServer(t)
-	ports := freePorts(t, 2*n)
+	ports := freePorts(t, 3*n) // client, route and monitoring port per node
 	routes := make([]string, n)
 	for i := range n {
 		routes[i] = "nats://127.0.0.1:" + strconv.Itoa(ports[n+i])
@@ -53,8 +56,8 @@ func ProcessCluster(t testing.TB, n int) *ProcessClusterEnv {
 	t.Cleanup(c.killAll)
 	for i := range n {
 		name := "cairn-proc-" + strconv.Itoa(i+1)
-		conf := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\ncluster {\n  name: \"cairn-proc\"\n  listen: \"127.0.0.1:%d\"\n  routes: [%s]\n}\n",
-			name, ports[i], t.TempDir(), ports[n+i], strings.Join(quoted(routes), ", "))
+		conf := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\nhttp: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\ncluster {\n  name: \"cairn-proc\"\n  listen: \"127.0.0.1:%d\"\n  routes: [%s]\n}\n",
+			name, ports[i], ports[2*n+i], t.TempDir(), ports[n+i], strings.Join(quoted(routes), ", "))
 		path := filepath.Join(t.TempDir(), name+".conf")
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
@@ -67,6 +70,7 @@ func ProcessCluster(t testing.TB, n int) *ProcessClusterEnv {
 		c.nodes = append(c.nodes, cmd)
 		c.names = append(c.names, name)
 		c.urls = append(c.urls, "nats://127.0.0.1:"+strconv.Itoa(ports[i]))
+		c.monitors = append(c.monitors, "http://127.0.0.1:"+strconv.Itoa(ports[2*n+i]))
 		c.mu.Unlock()
 	}
 	c.waitReady(t)
@@ -116,8 +120,56 @@ func (c *ProcessClusterEnv) waitReady(t testing.TB) {
 		if _, err := js.AccountInfo(ctx); err != nil {
 			return err
 		}
+		if err := c.metaReady(); err != nil {
+			return err
+		}
 		return c.peersCurrent(nc)
 	})
+}
+
+// metaReady reports nil once the meta leader, asked through its monitoring
+// endpoint /jsz, sees every other node as a current, online peer.
+func (c *ProcessClusterEnv) metaReady() error {
+	c.mu.Lock()
+	monitors := append([]string(nil), c.monitors...)
+	names := append([]string(nil), c.names...)
+	c.mu.Unlock()
+	client := http.Client{Timeout: time.Second}
+	for i, m := range monitors {
+		resp, err := client.Get(m + "/jsz")
+		if err != nil {
+			return err
+		}
+		var jsz struct {
+			Meta *struct {
+				Leader   string `json:"leader"`
+				Replicas []struct {
+					Name    string `json:"name"`
+					Current bool   `json:"current"`
+					Offline bool   `json:"offline"`
+				} `json:"replicas"`
+			} `json:"meta_cluster"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&jsz)
+		_ = resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("%s/jsz: %w", m, err)
+		}
+		if jsz.Meta == nil || jsz.Meta.Leader == "" || jsz.Meta.Leader != names[i] {
+			continue
+		}
+		current := 0
+		for _, p := range jsz.Meta.Replicas {
+			if p.Current && !p.Offline {
+				current++
+			}
+		}
+		if current < len(monitors)-1 {
+			return fmt.Errorf("meta leader sees %d of %d peers current", current, len(monitors)-1)
+		}
+		return nil
+	}
+	return errors.New("no JetStream meta leader yet")
 }
 
 // peersCurrent reports nil once an R<n> stream can be placed, which needs

@@ -12,6 +12,7 @@ import (
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Verify reads every activation on a 3-node cluster with R3 streams, from a
@@ -19,7 +20,31 @@ import (
 // the stream's last events are not activations.
 func TestVerifyReadsEveryActivationOnACluster(t *testing.T) {
 	c := testenv.Cluster(t, 3, testenv.Options{})
-	js := c.JetStream(t)
+	verifyOnCluster(t, c.JetStream(t), func() jetstream.JetStream {
+		return c.Node(c.Follower(t, events.StreamEvents)).JetStream(t)
+	})
+}
+
+// The same on a cluster of separate nats-server processes.
+func TestVerifyOnSeparateServerProcesses(t *testing.T) {
+	c := testenv.ProcessCluster(t, 3)
+	js, err := jetstream.New(c.Conn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifyOnCluster(t, js, func() jetstream.JetStream {
+		reader, err := jetstream.New(c.NodeConn(t, (c.StreamLeader(t, events.StreamEvents)+1)%c.Size()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reader
+	})
+}
+
+// verifyOnCluster stores 200 activations in 4 lanes and 3 skipped events
+// through js, then verifies them through the JetStream reader returns.
+func verifyOnCluster(t *testing.T, js jetstream.JetStream, reader func() jetstream.JetStream) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	o := topology.DefaultOptions()
@@ -40,20 +65,20 @@ func TestVerifyReadsEveryActivationOnACluster(t *testing.T) {
 		}
 	}
 
-	reader := c.Node(c.Follower(t, events.StreamEvents)).JetStream(t)
-	heads, err := reader.KeyValue(ctx, topology.BucketHeads)
+	r := reader()
+	heads, err := r.KeyValue(ctx, topology.BucketHeads)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkpoints, err := reader.KeyValue(ctx, topology.BucketCheckpoints)
+	checkpoints, err := r.KeyValue(ctx, topology.BucketCheckpoints)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := audit.Verify(ctx, reader, lanes.New(heads, checkpoints))
+	report, err := audit.Verify(ctx, r, lanes.New(heads, checkpoints))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.OK() || r.Events != lanesN*generations || len(r.Lanes) != lanesN {
-		t.Fatalf("report: %d activations in %d lanes, %d breaks; want %d in %d lanes, none", r.Events, len(r.Lanes), r.Breaks, lanesN*generations, lanesN)
+	if !report.OK() || report.Events != lanesN*generations || len(report.Lanes) != lanesN {
+		t.Fatalf("report: %d activations in %d lanes, %d breaks; want %d in %d lanes, none", report.Events, len(report.Lanes), report.Breaks, lanesN*generations, lanesN)
 	}
 }
