@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -194,4 +196,49 @@ func TestNATSDebugLogging(t *testing.T) {
 	s := NATS(t, Options{Debug: true})
 	s.Conn(t)
 	s.Restart(t)
+}
+
+// TestClusterRepositoryConfigEventReaders runs the repository's nats.conf on
+// a cluster: its account mappings, which send every consumer create on the
+// event streams to the ephemeral-only endpoint, still let a reader follow
+// events through R3 streams and still refuse a durable there.
+func TestClusterRepositoryConfigEventReaders(t *testing.T) {
+	conf := filepath.Join("..", "nats.conf")
+	c := Cluster(t, 3, Options{ConfigFile: conf, ClientOptions: []nats.Option{nats.UserInfo("processor", "processor-dev-password")}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	processor := c.JetStream(t)
+	opts := topology.DefaultOptions()
+	opts.Replicas = 3
+	if _, err := topology.Ensure(ctx, processor, opts); err != nil {
+		t.Fatalf("processor cannot provision: %v", err)
+	}
+	if _, err := processor.Publish(ctx, topology.SubjectActivated, []byte(`{}`), jetstream.WithMsgID("ev-1")); err != nil {
+		t.Fatalf("processor cannot publish an event: %v", err)
+	}
+	// The producer connects to another node than the stream leader.
+	node := c.Follower(t, topology.StreamEvents)
+	nc, err := nats.Connect(c.Node(node).URL(), nats.UserInfo("producer", "producer-dev-password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	producer, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	var got string
+	err = events.Follow(ctx, producer, events.FollowOptions{FromStart: true, Subjects: []string{topology.SubjectActivated}}, func(ev events.Event) error {
+		got = ev.Subject
+		return stop
+	})
+	if !errors.Is(err, stop) || got != topology.SubjectActivated {
+		t.Fatalf("producer follow = %q, %v", got, err)
+	}
+	_, err = producer.CreateOrUpdateConsumer(ctx, topology.StreamEvents, jetstream.ConsumerConfig{Durable: "keeper"})
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != 10020 {
+		t.Fatalf("producer durable on %s = %v, want error 10020 (ephemeral only)", topology.StreamEvents, err)
+	}
 }
