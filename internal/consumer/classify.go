@@ -75,6 +75,8 @@ var transientCodes = map[string]bool{
 //   - nil: Ack.
 //   - a crash point: Abandon. A graceful stop: Nak at once.
 //   - an earlier attempt still in flight: Nak until its deadline.
+//   - a write larger than the server or a stream accepts: Fail with
+//     payload_too_large; every delivery would write the same bytes.
 //   - a typed permanent error: Fail with a failed event carrying its code.
 //   - anything else (model unavailable, timeouts, NATS errors): Nak after
 //     backoff[delivered-1] (last entry repeats); on the last allowed
@@ -102,6 +104,11 @@ func Classify(err error, delivered uint64, maxDeliver int, backoff []time.Durati
 			return Decision{Action: Fail, Err: e}
 		}
 		return Decision{Action: Nak, Delay: max(inFlight.until.Sub(now), 0) + time.Second}
+	}
+	if exceedsServerLimit(err) {
+		e := errcode.Wrap(errcode.PayloadTooLarge, "a record of this request exceeds the server's size limits", err)
+		e.Details = map[string]any{"cause": limitCause(err)}
+		return Decision{Action: Fail, Err: e}
 	}
 	if e := errcode.As(err); e != nil && !e.Retryable && !transientCodes[e.Code] {
 		return Decision{Action: Fail, Err: e}
@@ -146,7 +153,20 @@ func ClassifyUnsettled(err error, delivered uint64, maxDeliver int) Decision {
 // permanentSettleError reports whether recording a failure failed for a
 // reason the same message meets again on every delivery.
 func permanentSettleError(err error) bool {
-	if errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadHeaderMsg) {
+	if exceedsServerLimit(err) || errors.Is(err, nats.ErrBadHeaderMsg) {
+		return true
+	}
+	// A typed error that is not retryable is Cairn's own verdict on the
+	// record (say, it cannot be encoded).
+	e := errcode.As(err)
+	return e != nil && !e.Retryable
+}
+
+// exceedsServerLimit reports whether a write failed because what it
+// wrote is larger than the server or the stream accepts: the same request
+// writes the same bytes on every delivery, so this is permanent.
+func exceedsServerLimit(err error) bool {
+	if errors.Is(err, nats.ErrMaxPayload) {
 		return true
 	}
 	var api *jetstream.APIError
@@ -156,10 +176,16 @@ func permanentSettleError(err error) bool {
 			return true
 		}
 	}
-	// A typed error that is not retryable is Cairn's own verdict on the
-	// record (say, it cannot be encoded).
-	e := errcode.As(err)
-	return e != nil && !e.Retryable
+	return false
+}
+
+// limitCause names the limit a write exceeded, for a failure's details.
+func limitCause(err error) string {
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		return fmt.Sprintf("jetstream %d: %s", api.ErrorCode, api.Description)
+	}
+	return "max_payload"
 }
 
 // jsErrCodeStreamHeaderExceedsMaximum is JetStream's "header size exceeds

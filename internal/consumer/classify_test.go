@@ -59,6 +59,10 @@ func TestClassify(t *testing.T) {
 		{"provider failed on last delivery", retryableProvider, 4, Fail, errcode.ProviderUnavailable, 0},
 		{"attempt in flight", &attemptInFlight{until: now.Add(30 * time.Second)}, 2, Nak, "", 31 * time.Second},
 		{"attempt in flight, past", &attemptInFlight{until: now.Add(-time.Second)}, 2, Nak, "", time.Second},
+		{"ledger write over max_payload", fmt.Errorf("ledger: write: %w", nats.ErrMaxPayload), 1, Fail, errcode.PayloadTooLarge, 0},
+		{"max_payload inside a typed error", errcode.Wrap(errcode.Internal, "store", nats.ErrMaxPayload), 1, Fail, errcode.PayloadTooLarge, 0},
+		{"stream refuses the message size", fmt.Errorf("w: %w", &jetstream.APIError{ErrorCode: jetstream.JSErrCodeStreamMessageExceedsMaximum}), 1, Fail, errcode.PayloadTooLarge, 0},
+		{"stream refuses the header size", &jetstream.APIError{ErrorCode: 10097}, 1, Fail, errcode.PayloadTooLarge, 0},
 		{"attempt in flight on last delivery", &attemptInFlight{until: now.Add(time.Minute)}, 4, Fail, errcode.ProviderAttemptUncertain, 0},
 	}
 	for _, c := range cases {

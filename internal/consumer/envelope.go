@@ -3,6 +3,7 @@ package consumer
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -28,6 +29,7 @@ type envelope struct {
 	EventsObject             *string         `json:"events_object"`
 	DeadlineAt               *string         `json:"deadline_at"`
 	Scope                    *Scope          `json:"scope"`
+	RehydrationState         json.RawMessage `json:"rehydration_state"`
 	Harvest                  *bool           `json:"harvest"`
 	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction"`
 
@@ -92,11 +94,8 @@ func decodeEnvelope(body []byte) (*envelope, error) {
 	if *e.V != 1 {
 		return &e, errcode.WithDetails(errcode.UnsupportedVersion, "unsupported request version", map[string]any{"v": *e.V})
 	}
-	if _, err := lanes.IDKey(e.RequestID); err != nil {
-		return &e, errcode.New(errcode.InvalidRequest, "compaction request identities are invalid")
-	}
-	if _, err := e.lane().Key(); err != nil {
-		return &e, errcode.New(errcode.InvalidRequest, "compaction request identities are invalid")
+	if err := e.checkNames(); err != nil {
+		return &e, err
 	}
 	inline, object := hasJSONValue(e.Events), e.EventsObject != nil
 	if inline == object {
@@ -110,6 +109,39 @@ func decodeEnvelope(body []byte) (*envelope, error) {
 		e.deadline = t
 	}
 	return &e, nil
+}
+
+// checkNames checks every id and name the pipeline puts in a KV key, an
+// object name, a subject or a header (the request id, the lane, the
+// parent checkpoint, events_object, the thread and scope of harvested
+// facts) against engine.ValidName, before any of them reaches the server:
+// a name longer than the server's 4 KiB control line makes it close the
+// connection. A field given as a string must be a valid name; only
+// thread_id may be absent or empty here (the engine requires it, and the
+// pipeline needs it only for harvesting).
+func (e *envelope) checkNames() error {
+	type name struct {
+		field    string
+		value    *string
+		required bool
+	}
+	names := []name{
+		{"request_id", &e.RequestID, true}, {"thread_id", &e.ThreadID, false},
+		{"run_agent_id", &e.RunAgentID, true}, {"checkpoint_namespace", &e.CheckpointNamespace, true},
+		{"parent_checkpoint_id", e.ParentCheckpointID, true}, {"events_object", e.EventsObject, true},
+	}
+	if e.Scope != nil {
+		names = append(names, name{"scope", &e.Scope.Kind, true}, name{"scope", &e.Scope.ID, true})
+	}
+	for _, n := range names {
+		if n.value == nil || (*n.value == "" && !n.required) {
+			continue
+		}
+		if !engine.ValidName(*n.value) {
+			return engine.InvalidName(n.field, "compaction request identities are invalid")
+		}
+	}
+	return nil
 }
 
 // unmarshal fills e from body. encoding/json reads the whole body slowly
@@ -242,4 +274,54 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// The rehydration state a request may carry is bounded below the
+// engine's 1 MiB by the server's max_payload: the checkpoint carries the
+// state verbatim, and the ledger entry of a stored request holds the
+// checkpoint twice (itself, and inside its plan's activated event) in one
+// message. rehydrationReserve is kept for the rest of those two copies:
+// two summaries of the default semantic_max_bytes (128 KiB) and 64 KiB of
+// ids, hashes and accounting. With the default 1 MiB max_payload the
+// limit is 352 KiB.
+const (
+	rehydrationReserve       = 320 << 10
+	engineMaxRehydration     = 1 << 20
+	defaultServerMaxPayload  = 1 << 20
+	rehydrationRuleFormatted = "at most %d bytes encoded: (max_payload − 320 KiB) / 2"
+)
+
+// maxRehydrationBytes is the largest rehydration state a request may
+// carry under a server whose max_payload is maxPayload (0: unknown, the
+// default 1 MiB); never below a quarter of max_payload.
+func maxRehydrationBytes(maxPayload int64) int64 {
+	if maxPayload <= 0 {
+		maxPayload = defaultServerMaxPayload
+	}
+	return min(max((maxPayload-rehydrationReserve)/2, maxPayload/4), engineMaxRehydration)
+}
+
+// checkRehydrationSize refuses, before the request does any work, a
+// rehydration state whose stored form cannot fit: payload_too_large, not
+// retryable. Without it such a request failed only at its first ledger
+// write, after the model call.
+func checkRehydrationSize(req *envelope, maxPayload int64) error {
+	size, limit := encodedSize(req.RehydrationState), maxRehydrationBytes(maxPayload)
+	if size <= limit {
+		return nil
+	}
+	return errcode.WithDetails(errcode.PayloadTooLarge, "rehydration_state exceeds the size Cairn can store",
+		map[string]any{"field": "rehydration_state", "rule": fmt.Sprintf(rehydrationRuleFormatted, limit),
+			"bytes": size, "limit": limit})
+}
+
+// encodedSize is an upper bound of raw's size once Cairn stores it: the
+// bytes as sent, plus the growth of the characters encoding/json escapes
+// where JSON does not require it ('<', '>' and '&' become six bytes,
+// U+2028 and U+2029 grow from three to six).
+func encodedSize(raw json.RawMessage) int64 {
+	n := int64(len(raw))
+	n += 5 * int64(bytes.Count(raw, []byte("<"))+bytes.Count(raw, []byte(">"))+bytes.Count(raw, []byte("&")))
+	n += 3 * int64(bytes.Count(raw, []byte("\u2028"))+bytes.Count(raw, []byte("\u2029")))
+	return n
 }
