@@ -8,7 +8,7 @@ const noRank = math.MaxUint32
 // mergedCount returns how many tokens byte-pair encoding leaves of piece,
 // which is not itself a token: like tiktoken, it repeatedly merges the
 // adjacent pair whose union has the lowest rank (the leftmost on a tie).
-func mergedCount(ranks map[string]uint32, piece []byte) int64 {
+func mergedCount(ranks *rankTable, piece []byte) int64 {
 	if len(piece) <= 1 {
 		return int64(len(piece))
 	}
@@ -29,7 +29,7 @@ func mergedCount(ranks map[string]uint32, piece []byte) int64 {
 		if k+2 >= len(starts) {
 			return noRank
 		}
-		if r, ok := ranks[string(piece[starts[k]:starts[k+2]])]; ok {
+		if r, ok := ranks.get(piece[starts[k]:starts[k+2]]); ok {
 			return r
 		}
 		return noRank
@@ -63,7 +63,7 @@ func mergedCount(ranks map[string]uint32, piece []byte) int64 {
 // mergedCountLong is mergedCount in O(n log n) for long pieces (a run of
 // symbols or spaces can be megabytes long): the parts are a linked list
 // and the candidate merges a heap ordered by rank, then position.
-func mergedCountLong(ranks map[string]uint32, piece []byte) int64 {
+func mergedCountLong(ranks *rankTable, piece []byte) int64 {
 	n := int32(len(piece))
 	next := make([]int32, n+1)
 	prev := make([]int32, n+1)
@@ -77,7 +77,7 @@ func mergedCountLong(ranks map[string]uint32, piece []byte) int64 {
 		if j < 0 || next[j] < 0 {
 			return noRank
 		}
-		if r, ok := ranks[string(piece[k:next[j]])]; ok {
+		if r, ok := ranks.get(piece[k:next[j]]); ok {
 			return r
 		}
 		return noRank

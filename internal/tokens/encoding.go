@@ -11,8 +11,8 @@ type Encoding struct {
 }
 
 var (
-	o200kBase  = &Encoding{name: "o200k_base", split: splitO200k, vocab: &vocabulary{file: "o200k_base.tok"}}
-	cl100kBase = &Encoding{name: "cl100k_base", split: splitCl100k, vocab: &vocabulary{file: "cl100k_base.tok"}}
+	o200kBase  = &Encoding{name: "o200k_base", split: fastO200k, vocab: &vocabulary{file: "o200k_base.tok"}}
+	cl100kBase = &Encoding{name: "cl100k_base", split: fastCl100k, vocab: &vocabulary{file: "cl100k_base.tok"}}
 	p50kBase   = &Encoding{name: "p50k_base", split: splitGPT2, vocab: &vocabulary{file: "p50k_base.tok"}}
 	r50kBase   = &Encoding{name: "r50k_base", split: splitGPT2, vocab: &vocabulary{file: "r50k_base.tok"}}
 )
@@ -79,7 +79,7 @@ func (e *Encoding) Count(text []byte) int64 {
 	var n int64
 	for i := 0; i < len(text); {
 		end := e.split(text, i)
-		if _, ok := ranks[string(text[i:end])]; ok {
+		if _, ok := ranks.get(text[i:end]); ok {
 			n++
 		} else {
 			n += mergedCount(ranks, text[i:end])
