@@ -171,10 +171,10 @@ type FollowOptions struct {
 // Follow calls fn for each event of the stream, in stream order, until ctx
 // ends (Follow returns ctx.Err()) or fn returns an error (which Follow
 // returns). It reads through one ordered consumer and one long-lived
-// iterator: nothing is acknowledged, the consumer is deleted on return, and
-// when the consumer is lost (a server restart, a new stream leader, a
-// reconnect) a new one resumes after the last event delivered, so no event
-// is repeated or skipped.
+// iterator: nothing is acknowledged, the server removes the consumer soon
+// after, and when the consumer is lost (a server restart, a new stream
+// leader, a reconnect) a new one resumes after the last event delivered, so
+// no event is repeated or skipped.
 func Follow(ctx context.Context, js jetstream.JetStream, o FollowOptions, fn func(Event) error) error {
 	stream := o.Stream
 	if stream == "" {

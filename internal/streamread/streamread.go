@@ -46,14 +46,18 @@ const (
 	// follow, so that a read of a cluster without quorum ends with an error
 	// (about a minute and a half of backoff) instead of waiting forever.
 	finiteResets = 10
-	// cleanupTimeout bounds the deletion of the consumer after the read.
-	cleanupTimeout = 2 * time.Second
+	// inactive is how long the server keeps a consumer nobody pulls from.
+	// Read does not delete its consumer, because readers (the auditor role
+	// in nats.conf) may not delete consumers on the event streams; the
+	// server removes it this long after the read. A consumer removed while
+	// fn was busy is recreated where the read left off.
+	inactive = 30 * time.Second
 )
 
 // Read calls fn for each message of the stream, in stream order, with its
 // metadata, until the end (see Options.Follow), ctx ends (Read returns
 // ctx.Err()) or fn returns an error (which Read returns). Nothing is
-// acknowledged; the consumer is deleted when Read returns.
+// acknowledged, and the server removes the consumer soon after the read.
 func Read(ctx context.Context, js jetstream.JetStream, o Options, fn func(jetstream.Msg, *jetstream.MsgMetadata) error) error {
 	str, err := js.Stream(ctx, o.Stream)
 	if err != nil {
@@ -67,6 +71,9 @@ func Read(ctx context.Context, js jetstream.JetStream, o Options, fn func(jetstr
 	if cfg.DeliverPolicy == jetstream.DeliverNewPolicy {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last+1
 	}
+	if cfg.InactiveThreshold == 0 {
+		cfg.InactiveThreshold = inactive
+	}
 	if !o.Follow && cfg.MaxResetAttempts == 0 {
 		cfg.MaxResetAttempts = finiteResets
 	}
@@ -78,7 +85,6 @@ func Read(ctx context.Context, js jetstream.JetStream, o Options, fn func(jetstr
 	if err != nil {
 		return fmt.Errorf("read %s: %w", o.Stream, err)
 	}
-	defer deleteConsumer(ctx, js, o.Stream, cons)
 	defer it.Stop()
 	// A consumer re-creation does not watch ctx; stopping the iterator ends it.
 	defer context.AfterFunc(ctx, it.Stop)()
@@ -118,18 +124,4 @@ func loop(ctx context.Context, it jetstream.MessagesContext, follow bool, last u
 			return nil
 		}
 	}
-}
-
-// deleteConsumer removes the read's server-side consumer rather than leaving
-// it to expire, within a bound of its own since ctx may have ended.
-func deleteConsumer(ctx context.Context, js jetstream.JetStream, stream string, cons jetstream.Consumer) {
-	info := cons.CachedInfo()
-	if info == nil {
-		return
-	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	// On failure the consumer expires on the server after its inactive
-	// threshold; the read itself has already succeeded or failed.
-	_ = js.DeleteConsumer(dctx, stream, info.Name)
 }
