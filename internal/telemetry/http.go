@@ -18,30 +18,36 @@ type Check struct {
 	Fn   func(ctx context.Context) error
 }
 
-// Handler serves /metrics, /healthz (the process is alive) and /readyz (every
-// readiness check passes; the body names the ones that fail).
-func Handler(m *Metrics, checks []Check) http.Handler {
+// Handler serves /metrics, /healthz and /readyz. /healthz fails (503) when
+// a live check fails: the process can no longer do its work and should be
+// restarted. /readyz fails when a ready check fails: work should wait, but
+// the process may recover by itself. Both bodies name the failing checks.
+func Handler(m *Metrics, live, ready []Check) http.Handler {
 	mux := http.NewServeMux()
 	if m != nil {
 		mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
 	}
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/healthz", probe(live, "ok"))
+	mux.Handle("/readyz", probe(ready, "ready"))
+	return mux
+}
+
+// probe answers 200 and ok when every check passes, else 503 with one line
+// per failing check.
+func probe(checks []Check, ok string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()
 		failures := runChecks(ctx, checks)
 		if len(failures) == 0 {
-			fmt.Fprintln(w, "ready")
+			fmt.Fprintln(w, ok)
 			return
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
 		for _, f := range failures {
 			fmt.Fprintln(w, f)
 		}
-	})
-	return mux
+	}
 }
 
 // runChecks runs the checks concurrently and returns one line per failure, in

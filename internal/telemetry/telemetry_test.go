@@ -29,7 +29,10 @@ func TestEndpoints(t *testing.T) {
 	m.Request("failed", "stale_head")
 	m.Tokens(1000, 300)
 	ready := errors.New("relay behind by 3 records")
+	var alive error
 	s, err := Listen("127.0.0.1:0", Handler(m, []Check{
+		{Name: "loop", Fn: func(context.Context) error { return alive }},
+	}, []Check{
 		{Name: "nats", Fn: func(context.Context) error { return nil }},
 		{Name: "outbox", Fn: func(context.Context) error { return ready }},
 	}))
@@ -49,6 +52,10 @@ func TestEndpoints(t *testing.T) {
 	ready = nil
 	if code, _ := get(t, base+"/readyz"); code != 200 {
 		t.Errorf("/readyz after recovery = %d", code)
+	}
+	alive = errors.New("run loop stopped")
+	if code, body := get(t, base+"/healthz"); code != http.StatusServiceUnavailable || body != "loop: run loop stopped\n" {
+		t.Errorf("/healthz with a failed live check = %d %q, want 503 naming it", code, body)
 	}
 	_, metrics := get(t, base+"/metrics")
 	for _, want := range []string{
