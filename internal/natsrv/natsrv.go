@@ -21,7 +21,8 @@ const ListenNone = "none"
 // Config configures the embedded server.
 type Config struct {
 	// DataDir holds JetStream's file storage. It must be persistent and used by
-	// one server only.
+	// one server only: Start locks it, and refuses with a *DirInUseError while
+	// another server holds it.
 	DataDir string
 	// Listen is host:port of the client listener, or ListenNone.
 	Listen string
@@ -57,10 +58,12 @@ func (c Config) Validate() error {
 
 // Server is a running embedded nats-server with JetStream.
 type Server struct {
-	srv *server.Server
+	srv  *server.Server
+	lock *dirLock
 }
 
-// Start starts the server and waits until it accepts connections.
+// Start locks the data dir, starts the server and waits until it accepts
+// connections.
 func Start(c Config) (*Server, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -69,6 +72,21 @@ func Start(c Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	lock, err := lockDir(opts.StoreDir, c.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(c, opts)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// start runs the server of opts once its data dir is locked.
+func start(c Config, opts *server.Options) (*Server, error) {
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("natsrv: %w", err)
@@ -150,10 +168,14 @@ func (s *Server) ClientURL() string {
 	return s.srv.ClientURL()
 }
 
-// Shutdown stops the server and waits until it has stopped.
+// Shutdown stops the server, waits until it has stopped, and then unlocks
+// the data dir.
 func (s *Server) Shutdown() {
 	s.srv.Shutdown()
 	s.srv.WaitForShutdown()
+	if s.lock != nil {
+		s.lock.release()
+	}
 }
 
 // Raw exposes the underlying server for health checks and tests.
