@@ -47,12 +47,16 @@ type serveConfig struct {
 	// wrapSummarizer, when set, wraps the configured summarizer (bench adds
 	// a fixed model latency).
 	wrapSummarizer func(engine.Summarizer) engine.Summarizer
+	// holdFatal, when set, makes serve wait for it after a fatal failure
+	// and before it shuts down (tests: to look at /healthz meanwhile).
+	holdFatal <-chan struct{}
 }
 
 // serveInfo tells tests where a started service listens.
 type serveInfo struct {
 	NATSURL     string
 	MetricsAddr string
+	conn        *nats.Conn // the service's own connection (tests)
 }
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
@@ -124,7 +128,9 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 
 // serve runs until ctx ends, then shuts down in order: stop taking work,
 // finish or hand back in-flight requests, flush the outbox, drain the
-// connection, stop the embedded server.
+// connection, stop the embedded server. It also stops, with an error, when
+// it can no longer work: its NATS connection closed for good, or one of
+// its run loops ended (see life).
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := cfg.processor.Validate(); err != nil {
 		return err
@@ -132,7 +138,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := cfg.harvest.Validate(); err != nil {
 		return err
 	}
-	nc, url, stopServer, err := connectOrEmbed(cfg, log)
+	alive := newLife(ctx, log)
+	defer alive.stop()
+	nc, url, stopServer, err := connectOrEmbed(cfg, log, alive.connClosed)
 	if err != nil {
 		return err
 	}
@@ -143,7 +151,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	setupCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	setupCtx, cancel := context.WithTimeout(alive.ctx, 30*time.Second)
 	stores, err := topology.Ensure(setupCtx, js, cfg.topology())
 	cancel()
 	if err != nil {
@@ -185,7 +193,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	metricsAddr := ""
 	if cfg.metricsAddr != "none" {
-		srv, err := telemetry.Listen(cfg.metricsAddr, telemetry.Handler(metrics, readiness(nc, js, proc.Relay(), metrics)))
+		srv, err := telemetry.Listen(cfg.metricsAddr, telemetry.Handler(metrics, liveness(nc, alive), readiness(nc, js, proc.Relay(), metrics)))
 		if err != nil {
 			return err
 		}
@@ -198,32 +206,41 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	log.Info("cairn serving", "nats", url, "summarizer", cfg.summarizer, "workers", cfg.processor.Workers, "commit_concurrency", cfg.processor.EffectiveCommitConcurrency(), "metrics", metricsAddr)
 	if cfg.ready != nil {
-		cfg.ready <- serveInfo{NATSURL: url, MetricsAddr: metricsAddr}
+		cfg.ready <- serveInfo{NATSURL: url, MetricsAddr: metricsAddr, conn: nc}
 	}
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
-	wg.Go(func() { errs <- proc.Run(ctx) })
-	wg.Go(func() { errs <- harvester.Run(ctx) })
+	wg.Go(func() { errs <- alive.run("processor", proc.Run) })
+	wg.Go(func() { errs <- alive.run("harvester", harvester.Run) })
 	wg.Wait()
 	close(errs)
-	var all []error
+	fatal := alive.err()
+	all := []error{fatal}
 	for err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(fatal, err) {
 			all = append(all, err)
 		}
 	}
-	log.Info("cairn stopped: in-flight work finished or handed back, outbox flushed")
+	if fatal == nil {
+		log.Info("cairn stopped: in-flight work finished or handed back, outbox flushed")
+	} else if cfg.holdFatal != nil {
+		<-cfg.holdFatal
+	}
 	return errors.Join(all...)
 }
 
 // connectOrEmbed connects to --nats-url, or starts the embedded server and
 // connects through its in-process pipe. The returned stop function shuts the
-// embedded server down (a no-op for an external server).
-func connectOrEmbed(cfg serveConfig, log *slog.Logger) (*nats.Conn, string, func(), error) {
+// embedded server down (a no-op for an external server). The connection
+// reconnects for ever after network failures; closed is called when it
+// closes for good all the same (a protocol or repeated authorization error,
+// or Close), unless drain has replaced it because serve is stopping.
+func connectOrEmbed(cfg serveConfig, log *slog.Logger, closed nats.ConnHandler) (*nats.Conn, string, func(), error) {
 	handlers := []nats.Option{
 		nats.Name("cairn processor"),
 		nats.MaxReconnects(-1),
+		nats.ClosedHandler(closed),
 		nats.ReconnectWait(time.Second),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("nats disconnected", "error", err) }),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
@@ -243,6 +260,10 @@ func connectOrEmbed(cfg serveConfig, log *slog.Logger) (*nats.Conn, string, func
 		return nc, nc.ConnectedUrlRedacted(), func() {}, nil
 	}
 	srv, err := natsrv.Start(natsrv.Config{DataDir: cfg.dataDir, Listen: cfg.listen, ConfigFile: cfg.natsConfig, ReadyTimeout: 15 * time.Second})
+	var inUse *natsrv.DirInUseError
+	if errors.As(err, &inUse) {
+		return nil, "", nil, fmt.Errorf("%w; stop it or choose another --data-dir", err)
+	}
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -274,6 +295,24 @@ func drain(nc *nats.Conn, log *slog.Logger) {
 	case <-time.After(10 * time.Second):
 		log.Warn("nats drain timed out; closing")
 		nc.Close()
+	}
+}
+
+// liveness lists what /healthz checks: that serve can still do its work.
+// A closed connection never comes back (a disconnected one fails only
+// /readyz while it reconnects).
+func liveness(nc *nats.Conn, alive *life) []telemetry.Check {
+	return []telemetry.Check{
+		{Name: "nats", Fn: func(context.Context) error {
+			if !nc.IsClosed() {
+				return nil
+			}
+			if err := nc.LastError(); err != nil {
+				return fmt.Errorf("connection closed: %w", err)
+			}
+			return errors.New("connection closed")
+		}},
+		{Name: "serve", Fn: alive.check},
 	}
 }
 
