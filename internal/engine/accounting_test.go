@@ -160,7 +160,7 @@ func TestViewByViewCountIsTheWholeCount(t *testing.T) {
 			req.ModelProfile.Tokenizer = ptr(name)
 			cnt, _ := counterFor(name)
 			cache := NewCountCache(4 * len(req.Events))
-			c := &compaction{req: req, counts: cache}
+			c := &compaction{req: req, counts: newViewCounts(cache, len(req.Events))}
 			tail := len(req.Events) / 2
 			for _, part := range []struct {
 				events []InputEvent
@@ -172,7 +172,7 @@ func TestViewByViewCountIsTheWholeCount(t *testing.T) {
 				}
 				whole := cnt.count(r.Bytes)
 				for round := range 2 { // cold, then from the cache
-					if got := countRendering(cnt, r.Bytes, r.views, cache); got != whole {
+					if got := countRendering(cnt, r.Bytes, r.views, c.counts); got != whole {
 						t.Fatalf("%s lane, %s, round %d: view by view %d, whole %d", laneName, name, round, got, whole)
 					}
 				}

@@ -151,7 +151,7 @@ type BudgetOptions struct {
 	// views and counts, set by the engine for its own canonical renderings,
 	// let the local count reuse event views' counts (countRendering).
 	views  []viewSpan
-	counts *CountCache
+	counts *viewCounts
 }
 
 // ContextBudget is the measured size of one provider request against the

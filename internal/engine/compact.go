@@ -46,10 +46,10 @@ func CompactCounting(ctx context.Context, req *Request, s Summarizer, now time.T
 	if err != nil {
 		return nil, err
 	}
-	if counts == nil && req.ModelProfile.Tokenizer != nil {
-		counts = NewCountCache(2*len(req.Events) + 16) // each view counted once per call
+	c := &compaction{ctx: ctx, req: req, policy: req.Policy, summarizer: s, renderer: renderer, now: now}
+	if req.ModelProfile.Tokenizer != nil { // the views' token counts are wanted
+		c.counts = newViewCounts(counts, len(req.Events))
 	}
-	c := &compaction{ctx: ctx, req: req, policy: req.Policy, summarizer: s, renderer: renderer, now: now, counts: counts}
 	defer c.releaseViews()
 	return c.run()
 }
@@ -62,7 +62,7 @@ type compaction struct {
 	summarizer Summarizer
 	renderer   Renderer
 	now        time.Time
-	counts     *CountCache
+	counts     *viewCounts // nil when no tokenizer counts the views
 
 	before   *ContextBudget
 	limit    int64
@@ -625,7 +625,11 @@ func (c *compaction) renderCanonical(sem *semantic.Semantic, events []InputEvent
 			start := len(dst)
 			dst, err := c.appendEventView(dst, &events[j], first+j)
 			if views != nil {
-				views[j] = viewSpan{start: start, end: len(dst), event: &events[j]}
+				index := first + j
+				if c.isProjected(index) {
+					index = -1
+				}
+				views[j] = viewSpan{start: start, end: len(dst), event: &events[j], index: index}
 			}
 			return dst, err
 		})

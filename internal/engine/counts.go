@@ -36,10 +36,45 @@ func keyOf(c counter, e *InputEvent) viewKey {
 	}
 }
 
-// viewSpan is where the canonical view of event sits in a rendering.
+// viewSpan is where the canonical view of event sits in a rendering;
+// index is the event's position in the request's lane when the view is
+// the lane event's own (not a projection of it), else -1.
 type viewSpan struct {
 	start, end int
 	event      *InputEvent
+	index      int
+}
+
+// viewCounts are the view counts of one compaction: the caller's cache,
+// and the counts already used in this compaction by lane position, so
+// that the views every budget of a compaction measures again are looked
+// up once.
+type viewCounts struct {
+	cache *CountCache
+	lane  []int64 // by lane position; -1 until counted
+}
+
+func newViewCounts(cache *CountCache, events int) *viewCounts {
+	lane := make([]int64, events)
+	for i := range lane {
+		lane[i] = -1
+	}
+	return &viewCounts{cache: cache, lane: lane}
+}
+
+// count returns the count of inner, the view v without its braces.
+func (vc *viewCounts) count(c counter, v viewSpan, inner []byte) int64 {
+	if vc == nil {
+		return c.count(inner)
+	}
+	if v.index >= 0 && v.index < len(vc.lane) && vc.lane[v.index] >= 0 {
+		return vc.lane[v.index]
+	}
+	n := vc.cache.count(c, v.event, inner)
+	if v.index >= 0 && v.index < len(vc.lane) {
+		vc.lane[v.index] = n
+	}
+	return n
 }
 
 // countRendering counts text, a rendering in which views are the spans of
@@ -49,7 +84,7 @@ type viewSpan struct {
 // views' inner counts and the counts of the framing between them: exact,
 // not an approximation. A view whose bounds do not allow a split (no view
 // the engine renders) is counted with the framing.
-func countRendering(c counter, text []byte, views []viewSpan, cache *CountCache) int64 {
+func countRendering(c counter, text []byte, views []viewSpan, counts *viewCounts) int64 {
 	var total int64
 	pos := 0
 	for _, v := range views {
@@ -58,7 +93,7 @@ func countRendering(c counter, text []byte, views []viewSpan, cache *CountCache)
 			!tokens.SplitsAt(text, start) || !tokens.SplitsAt(text, end) {
 			continue
 		}
-		total += c.count(text[pos:start]) + cache.count(c, v.event, text[start:end])
+		total += c.count(text[pos:start]) + counts.count(c, v, text[start:end])
 		pos = end
 	}
 	return total + c.count(text[pos:])

@@ -173,7 +173,7 @@ func (v *laneViews) spans() []viewSpan {
 	spans := make([]viewSpan, len(v.ends))
 	start := len(renderingHead)
 	for i, end := range v.ends {
-		spans[i] = viewSpan{start: start, end: end, event: &v.events[i]}
+		spans[i] = viewSpan{start: start, end: end, event: &v.events[i], index: i}
 		start = end + 1 // past the comma
 	}
 	return spans
