@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/streamread"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -84,6 +86,13 @@ func Publish(ctx context.Context, js jetstream.JetStream, r Request, traceparent
 }
 
 // PublishRaw sends an already encoded request body.
+//
+// A resend inside the duplicate window is dropped by the stream and
+// acknowledged with Duplicate set. When the body stored under that
+// request_id differs from body, PublishRaw returns the ack with an error of
+// code request_id_conflict (ConflictError): the stream kept the first body,
+// and its outcome is not this one's. Cairn reports the same conflict with a
+// failed event when the resend arrives after the window.
 func PublishRaw(ctx context.Context, js jetstream.JetStream, requestID string, body []byte, traceparent string) (*jetstream.PubAck, error) {
 	msg := nats.NewMsg(SubjectRequested)
 	msg.Data = body
@@ -94,7 +103,49 @@ func PublishRaw(ctx context.Context, js jetstream.JetStream, requestID string, b
 	if err != nil {
 		return nil, fmt.Errorf("events: publish request %s: %w", requestID, err)
 	}
+	if ack.Duplicate {
+		return ack, checkSameBody(ctx, js, ack, requestID, body)
+	}
 	return ack, nil
+}
+
+// ConflictError reports a request_id already used with another body.
+type ConflictError struct {
+	RequestID string
+	// Sequence is the stream sequence of the body stored first.
+	Sequence uint64
+}
+
+// Code is the error code, request_id_conflict.
+func (e *ConflictError) Code() string { return CodeRequestIDConflict }
+
+// Unwrap gives the typed error Cairn's other failures carry, so
+// errors.As finds its code and details.
+func (e *ConflictError) Unwrap() error {
+	return errcode.WithDetails(CodeRequestIDConflict, "request_id was used before with a different body",
+		map[string]any{"request_id": e.RequestID, "stream_sequence": e.Sequence})
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s: request_id %q was used before with a different body (stored as %s #%d); send a new request_id",
+		CodeRequestIDConflict, e.RequestID, StreamRequests, e.Sequence)
+}
+
+// checkSameBody compares body with the one the stream kept under the
+// duplicate's sequence.
+func checkSameBody(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubAck, requestID string, body []byte) error {
+	str, err := js.Stream(ctx, ack.Stream)
+	if err != nil {
+		return fmt.Errorf("events: read the stored request %s: %w", requestID, err)
+	}
+	stored, err := str.GetMsg(ctx, ack.Sequence)
+	if err != nil {
+		return fmt.Errorf("events: read the stored request %s: %w", requestID, err)
+	}
+	if !bytes.Equal(stored.Data, body) {
+		return &ConflictError{RequestID: requestID, Sequence: ack.Sequence}
+	}
+	return nil
 }
 
 // Event is one decoded message of an event stream. Exactly one of the typed

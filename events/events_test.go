@@ -131,3 +131,25 @@ func TestFollowStopsWhileEventsWait(t *testing.T) {
 		t.Fatalf("Follow returned %v after %d events, want context.Canceled after 1", err, calls)
 	}
 }
+
+func TestResendWithAnotherBodyIsAConflict(t *testing.T) {
+	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := topology.Ensure(ctx, js, topology.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	first, err := events.PublishRaw(ctx, js, "req-c", []byte(`{"v":1,"request_id":"req-c","trigger":"manual"}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := events.PublishRaw(ctx, js, "req-c", []byte(`{"v":1,"request_id":"req-c","trigger":"manual"}`), "")
+	if err != nil || !same.Duplicate {
+		t.Fatalf("resend of the same body: ack=%+v err=%v", same, err)
+	}
+	_, err = events.PublishRaw(ctx, js, "req-c", []byte(`{"v":1,"request_id":"req-c","trigger":"auto"}`), "")
+	var conflict *events.ConflictError
+	if !errors.As(err, &conflict) || conflict.Code() != events.CodeRequestIDConflict || conflict.Sequence != first.Sequence {
+		t.Fatalf("resend of another body: err = %v, want a request_id_conflict naming #%d", err, first.Sequence)
+	}
+}

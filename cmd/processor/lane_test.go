@@ -99,3 +99,33 @@ func TestHashEventsChecksCarriedHashes(t *testing.T) {
 		t.Fatalf("hash --events on a tampered event: exit %d: %s", code, out)
 	}
 }
+
+// A request_id reused with another body inside the duplicate window is a
+// conflict, not the earlier request's outcome.
+func TestRequestReusedIDWithAnotherBody(t *testing.T) {
+	natsAddr := testenv.FreeAddr(t)
+	startServe(t, "--data-dir", t.TempDir(), "--nats-listen", natsAddr, "--memory-dir", t.TempDir())
+	url := "nats://" + natsAddr
+	example := filepath.Join("..", "..", "examples", "small-lane.json")
+	if code, out, errOut := cli(t, "request", "--nats-url", url, example); code != 0 {
+		t.Fatalf("request: exit %d: %s %s", code, out, errOut)
+	}
+	body, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	req["focus"] = "something else"
+	changed, _ := json.Marshal(req)
+	other := filepath.Join(t.TempDir(), "changed.json")
+	if err := os.WriteFile(other, changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "request", "--nats-url", url, other)
+	if code != 1 || !strings.Contains(errOut, "request_id_conflict") || strings.Contains(out, "activated") {
+		t.Fatalf("reused request_id: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
