@@ -35,7 +35,7 @@ export function toolLog() {
 }
 
 /** The events of the lane, with their hashes. */
-export function lane() {
+export function lane(namespace = NAMESPACE) {
   const events = [
     { role: "user", provenance: { origin: "direct_user" },
       content: "Make the product cache tests pass. \u{1F600} Line\u2028separator included." },
@@ -63,7 +63,7 @@ export function lane() {
       run_agent_id: AGENT,
       chat_seq: i,
       lane_event_ordinal: i,
-      checkpoint_namespace: NAMESPACE,
+      checkpoint_namespace: namespace,
       role: e.role,
       provenance: e.provenance,
       content: e.content ?? null,
@@ -76,9 +76,13 @@ export function lane() {
   });
 }
 
-/** A Request v1 (subjects.md) for a new lane, trigger manual. */
-export function buildRequest(requestId = "0192b6e4-0000-7000-8000-0000c0ffee00") {
-  const events = lane();
+/**
+ * A Request v1 (subjects.md) for a new lane, trigger manual. The lane is
+ * (agent-coder, namespace): a lane's first request has parent_checkpoint_id
+ * null, so give each new lane its own namespace when publishing to a server.
+ */
+export function buildRequest(requestId = "0192b6e4-0000-7000-8000-0000c0ffee00", namespace = NAMESPACE) {
+  const events = lane(namespace);
   return {
     v: 1,
     request_id: requestId,
@@ -88,7 +92,7 @@ export function buildRequest(requestId = "0192b6e4-0000-7000-8000-0000c0ffee00")
     root_turn_id: "turn-1",
     run_agent_id: AGENT,
     provider_connection_id: "openai-default",
-    checkpoint_namespace: NAMESPACE,
+    checkpoint_namespace: namespace,
     destination_identity_hash: hashBytes("destination:thread-canonical-example"),
     parent_checkpoint_id: null,
     model_profile: { context_limit_kind: "separate_input", max_input_tokens: 40000,

@@ -33,8 +33,8 @@ def tool_log():
     return "\n".join(lines) + "\n"
 
 
-def lane():
-    """The events of the lane, without their hashes."""
+def lane(namespace=NAMESPACE):
+    """The events of the lane, with their hashes."""
     events = [
         dict(role="user", provenance={"origin": "direct_user"},
              content="Make the product cache tests pass. \U0001F600 Line\u2028separator included."),
@@ -62,7 +62,7 @@ def lane():
             "run_agent_id": AGENT,
             "chat_seq": i,
             "lane_event_ordinal": i,
-            "checkpoint_namespace": NAMESPACE,
+            "checkpoint_namespace": namespace,
             "role": e["role"],
             "provenance": e["provenance"],
             "content": e.get("content"),
@@ -76,9 +76,11 @@ def lane():
     return out
 
 
-def build_request(request_id="0192b6e4-0000-7000-8000-0000c0ffee00"):
-    """A Request v1 (subjects.md) for a new lane, trigger manual."""
-    events = lane()
+def build_request(request_id="0192b6e4-0000-7000-8000-0000c0ffee00", namespace=NAMESPACE):
+    """A Request v1 (subjects.md) for a new lane, trigger manual. The lane is
+    (agent-coder, namespace): a lane's first request has parent_checkpoint_id None,
+    so give each new lane its own namespace when publishing to a server."""
+    events = lane(namespace)
     return {
         "v": 1,
         "request_id": request_id,
@@ -88,7 +90,7 @@ def build_request(request_id="0192b6e4-0000-7000-8000-0000c0ffee00"):
         "root_turn_id": "turn-1",
         "run_agent_id": AGENT,
         "provider_connection_id": "openai-default",
-        "checkpoint_namespace": NAMESPACE,
+        "checkpoint_namespace": namespace,
         "destination_identity_hash": cc.hash_bytes(b"destination:thread-canonical-example"),
         "parent_checkpoint_id": None,
         "model_profile": {"context_limit_kind": "separate_input", "max_input_tokens": 40000,
