@@ -163,3 +163,23 @@ func TestServeRefusesADataDirInUse(t *testing.T) {
 	<-first.done
 	startInProcess(t, nil, "--data-dir", dir)
 }
+
+// TestDataDirLockAcrossProcesses runs the binary: a second serve on a data
+// dir in use exits 1 naming the holder's pid, and after the holder is
+// killed with SIGKILL (no cleanup) a new serve starts on the same dir.
+func TestDataDirLockAcrossProcesses(t *testing.T) {
+	dir := t.TempDir()
+	first := startServe(t, "--data-dir", dir, "--nats-listen", "none")
+
+	code, _, errOut := cli(t, "serve", "--data-dir", dir, "--nats-listen", "none", "--metrics-addr", "none", "--log-format", "text")
+	want := fmt.Sprintf("data dir %s is in use by another Cairn process (pid %d); stop it or choose another --data-dir", dir, first.cmd.Process.Pid)
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Fatalf("second serve: exit %d, stderr %q; want exit 1 and %q", code, errOut, want)
+	}
+
+	if err := first.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-first.done
+	startServe(t, "--data-dir", dir, "--nats-listen", "none")
+}
