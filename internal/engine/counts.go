@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/cairnhq/cairn/internal/tokens"
+import (
+	"strings"
+
+	"github.com/cairnhq/cairn/internal/tokens"
+)
 
 // CountCache keeps the token counts of event views across compactions. A
 // lane is resent whole with every compaction request, so a caller that
@@ -109,6 +113,15 @@ func (cc *CountCache) count(c counter, event *InputEvent, inner []byte) int64 {
 		return n
 	}
 	n := c.count(inner)
-	cc.counts.Put(key, n)
+	cc.counts.Put(key.clone(), n)
 	return n
+}
+
+// clone copies the key's strings, so that an entry does not keep the
+// request it came from (decoded strings may share its buffers) alive.
+func (k viewKey) clone() viewKey {
+	for _, s := range []*string{&k.eventID, &k.contentHash, &k.provenanceSHA256, &k.role, &k.runAgentID, &k.checkpointNamespace} {
+		*s = strings.Clone(*s)
+	}
+	return k
 }
