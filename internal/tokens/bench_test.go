@@ -32,7 +32,7 @@ func BenchmarkLoadVocabulary(b *testing.B) {
 	for _, e := range allEncodings {
 		b.Run(e.Name(), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := decodeVocabulary(e.vocab.file); err != nil {
+				if _, err := decodeVocabulary(e.vocab.data); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -11,10 +11,10 @@ type Encoding struct {
 }
 
 var (
-	o200kBase  = &Encoding{name: "o200k_base", split: fastO200k, vocab: &vocabulary{file: "o200k_base.tok"}}
-	cl100kBase = &Encoding{name: "cl100k_base", split: fastCl100k, vocab: &vocabulary{file: "cl100k_base.tok"}}
-	p50kBase   = &Encoding{name: "p50k_base", split: splitGPT2, vocab: &vocabulary{file: "p50k_base.tok"}}
-	r50kBase   = &Encoding{name: "r50k_base", split: splitGPT2, vocab: &vocabulary{file: "r50k_base.tok"}}
+	o200kBase  = &Encoding{name: "o200k_base", split: fastO200k, vocab: &vocabulary{name: "o200k_base", data: o200kData}}
+	cl100kBase = &Encoding{name: "cl100k_base", split: fastCl100k, vocab: &vocabulary{name: "cl100k_base", data: cl100kData}}
+	p50kBase   = &Encoding{name: "p50k_base", split: splitGPT2, vocab: &vocabulary{name: "p50k_base", data: p50kData}}
+	r50kBase   = &Encoding{name: "r50k_base", split: splitGPT2, vocab: &vocabulary{name: "r50k_base", data: r50kData}}
 )
 
 // encodings are the names Lookup accepts besides model names.

@@ -43,7 +43,10 @@ func (t *rankTable) add(token string, rank uint32) {
 		t.long[token] = rank
 		return
 	}
-	k := packShort([]byte(token))
+	var k uint64 = uint64(len(token)) << 56
+	for i := 0; i < len(token); i++ {
+		k |= uint64(token[i]) << (8 * i)
+	}
 	mask := len(t.keys) - 1
 	i := t.slot(k)
 	for t.keys[i] != 0 && t.keys[i] != k {

@@ -1,20 +1,29 @@
 package tokens
 
 import (
-	"embed"
-	"encoding/binary"
+	_ "embed" // the vocabularies
 	"fmt"
-	"strings"
 	"sync"
 )
 
-//go:embed vocab/*.tok
-var vocabFiles embed.FS
+// The vocabularies, embedded as strings so that the long tokens' map keys
+// point into the binary's read-only data instead of copies.
+var (
+	//go:embed vocab/o200k_base.tok
+	o200kData string
+	//go:embed vocab/cl100k_base.tok
+	cl100kData string
+	//go:embed vocab/p50k_base.tok
+	p50kData string
+	//go:embed vocab/r50k_base.tok
+	r50kData string
+)
 
 // vocabulary is an encoding's tokens by their merge rank.
 type vocabulary struct {
 	once  sync.Once
-	file  string
+	name  string
+	data  string
 	ranks *rankTable
 }
 
@@ -23,9 +32,9 @@ type vocabulary struct {
 // defect and panics.
 func (v *vocabulary) get() *rankTable {
 	v.once.Do(func() {
-		ranks, err := decodeVocabulary(v.file)
+		ranks, err := decodeVocabulary(v.data)
 		if err != nil {
-			panic(fmt.Sprintf("tokens: embedded vocabulary %s: %v", v.file, err))
+			panic(fmt.Sprintf("tokens: embedded vocabulary %s: %v", v.name, err))
 		}
 		v.ranks = ranks
 	})
@@ -34,33 +43,46 @@ func (v *vocabulary) get() *rankTable {
 
 // decodeVocabulary reads a list of uvarint-length-prefixed tokens; a
 // token's position is its rank, and an empty entry is an unused rank. The
-// long tokens' keys share one string so that decoding allocates little.
-func decodeVocabulary(file string) (*rankTable, error) {
-	raw, err := vocabFiles.ReadFile("vocab/" + file)
+// first pass sizes the table of short tokens, the second fills it.
+func decodeVocabulary(data string) (*rankTable, error) {
+	short := 0
+	err := eachToken(data, func(token string, _ uint32) {
+		if len(token) <= maxShort {
+			short++
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	type entry struct{ off, n int }
-	var entries []entry
-	short := 0
-	for off := 0; off < len(raw); {
-		n, k := binary.Uvarint(raw[off:])
-		if k <= 0 || uint64(len(raw)-off-k) < n {
-			return nil, fmt.Errorf("corrupt entry at byte %d", off)
+	t := newRankTable(short)
+	return t, eachToken(data, t.add)
+}
+
+// eachToken calls f with every token of data and its rank.
+func eachToken(data string, f func(token string, rank uint32)) error {
+	var rank uint32
+	for off := 0; off < len(data); rank++ {
+		var n uint64
+		k := 0
+		for shift := 0; ; shift += 7 { // a uvarint
+			if off+k >= len(data) || shift > 63 {
+				return fmt.Errorf("corrupt entry at byte %d", off)
+			}
+			b := data[off+k]
+			k++
+			n |= uint64(b&0x7f) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		if uint64(len(data)-off-k) < n {
+			return fmt.Errorf("corrupt entry at byte %d", off)
 		}
 		off += k
-		entries = append(entries, entry{off, int(n)})
-		if n > 0 && n <= maxShort {
-			short++
+		if n > 0 {
+			f(data[off:off+int(n)], rank)
 		}
 		off += int(n)
 	}
-	all := strings.Clone(string(raw))
-	t := newRankTable(short)
-	for rank, e := range entries {
-		if e.n > 0 {
-			t.add(all[e.off:e.off+e.n], uint32(rank))
-		}
-	}
-	return t, nil
+	return nil
 }
