@@ -289,8 +289,7 @@ func splitGPT2(t []byte, i int) int {
 	if t[i] == ' ' {
 		j++
 	}
-	c, n := at(t, j)
-	switch {
+	switch c, _ := at(t, j); {
 	case c&classL != 0:
 		return run(t, j, classL)
 	case c&classN != 0:
@@ -299,7 +298,8 @@ func splitGPT2(t []byte, i int) int {
 	if e := symbols(t, i, nil); e >= 0 {
 		return e
 	}
-	if c, n = at(t, i); c&classS != 0 {
+	c, n := at(t, i)
+	if c&classS != 0 {
 		return spaces(t, i, false)
 	}
 	return i + n
