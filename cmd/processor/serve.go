@@ -175,7 +175,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	summarizer = metered{summarizer, metrics}
 	cfg.processor.Relay.OnPublish = func(_ outbox.Record, lag time.Duration) { metrics.RelayPublished(lag) }
 	proc, err := consumer.New(cfg.processor, consumer.Deps{
-		JS: js, Stores: stores, Compactor: consumer.EngineCompactor{}, Summarizer: summarizer, Logger: log, Metrics: metrics,
+		JS: js, Stores: stores, Compactor: consumer.EngineCompactor{Counts: engine.NewCountCache(10_000)}, Summarizer: summarizer, Logger: log, Metrics: metrics,
 	})
 	if err != nil {
 		return err

@@ -17,13 +17,16 @@ import (
 // anti-thrash State (after observe_new_tokens when the request carries
 // new_tokens_since_compaction) and the active checkpoint's semantic; and it
 // computes the State after record_success for the processor to store only
-// if the checkpoint becomes active.
-type EngineCompactor struct{}
+// if the checkpoint becomes active. Counts, when set, keeps the token
+// counts of event views across requests (a lane is resent whole each time).
+type EngineCompactor struct {
+	Counts *engine.CountCache
+}
 
 var _ Compactor = EngineCompactor{}
 
 // Compact implements Compactor.
-func (EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error) {
+func (c EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error) {
 	var req *engine.Request
 	var err error
 	if in.Decoded != nil {
@@ -49,7 +52,7 @@ func (EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summarize
 			return nil, err
 		}
 	}
-	res, err := engine.Compact(ctx, req, s, now)
+	res, err := engine.CompactCounting(ctx, req, s, now, c.Counts)
 	if err != nil {
 		return nil, err
 	}
