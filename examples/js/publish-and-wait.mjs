@@ -107,6 +107,18 @@ async function storedAt(nc, ack) {
   return stored.time;
 }
 
+/**
+ * Connects to a NATS URL; credentials in it (nats://user:password@host:4222)
+ * are passed as user and pass, which the client does not take from the URL.
+ */
+export async function connectTo(url = "nats://127.0.0.1:4222") {
+  const u = new URL(url.includes("://") ? url : `nats://${url}`);
+  const auth = u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : {};
+  u.username = "";
+  u.password = "";
+  return connect({ servers: u.toString(), ...auth });
+}
+
 /** One line about an outcome event. */
 export function describe(event) {
   switch (event.kind) {
@@ -125,7 +137,7 @@ async function main(args) {
     const at = args.indexOf(name);
     return at >= 0 ? args[at + 1] : undefined;
   };
-  const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+  const nc = await connectTo(process.env.NATS_URL);
   try {
     const request = exampleRequest(opt("--request-id"), opt("--namespace"));
     const event = await publishAndWait(nc, request);

@@ -15,8 +15,7 @@ describe("publish to a running Cairn", { skip: url ? false : "NATS_URL is not se
   let nc;
   before(async () => {
     pw = await import("./publish-and-wait.mjs");
-    const { connect } = await import("@nats-io/transport-node");
-    nc = await connect({ servers: url });
+    nc = await pw.connectTo(url);
   });
   after(async () => {
     await nc?.drain();

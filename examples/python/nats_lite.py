@@ -11,9 +11,9 @@ Use a maintained client (nats-py) when you can install one; this module exists s
 that the examples run with Python alone.
 
     with nats_lite.connect("nats://127.0.0.1:4222") as nc:
-        sid = nc.subscribe("conversation.compact.>")
+        sub = nc.subscribe("conversation.compact.activated", "conversation.compact.failed")
         ack = nc.jetstream_publish("conversation.compact.requested", body, msg_id=request_id)
-        msg = nc.next_msg(sid, timeout=60)
+        msg = nc.next_msg(sub, timeout=60)
 """
 
 import collections
@@ -58,7 +58,7 @@ class Client:
         self._sock = socket.create_connection((u.hostname or "127.0.0.1", u.port or 4222), timeout=timeout)
         self._buf = bytearray()
         self._sid = 0
-        self._subs = {}  # sid -> deque of Msg
+        self._subs = {}  # sid -> deque of Msg; the sids of one subscribe share it
         self._pongs = 0  # PONGs received, to match the PINGs of flush
         self._pings = 0
         self.info = self._read_info(time.monotonic() + timeout)
@@ -103,17 +103,23 @@ class Client:
             line = "PUB %s %d\r\n" % (" ".join(parts), len(payload))
             self._send(line.encode() + payload + _CRLF)
 
-    def subscribe(self, subject):
-        """Subscribes to subject (wildcards allowed) and returns the subscription id."""
-        self._sid += 1
-        sid = str(self._sid)
-        self._subs[sid] = collections.deque()
-        self._send(("SUB %s %s\r\n" % (_token(subject), sid)).encode())
-        return sid
+    def subscribe(self, *subjects):
+        """Subscribes to each subject (wildcards allowed) and returns one subscription:
+        next_msg(sub) returns their messages in the order they arrive."""
+        pending = collections.deque()
+        sids = []
+        for subject in subjects:
+            self._sid += 1
+            sid = str(self._sid)
+            self._subs[sid] = pending
+            sids.append(sid)
+            self._send(("SUB %s %s\r\n" % (_token(subject), sid)).encode())
+        return tuple(sids)
 
-    def unsubscribe(self, sid):
-        self._subs.pop(sid, None)
-        self._send(("UNSUB %s\r\n" % sid).encode())
+    def unsubscribe(self, sub):
+        for sid in sub:
+            self._subs.pop(sid, None)
+            self._send(("UNSUB %s\r\n" % sid).encode())
 
     def flush(self, timeout=10.0):
         """Round-trips a PING: everything sent before is processed by the server."""
@@ -124,13 +130,13 @@ class Client:
         while self._pongs < want:
             self._read_one(deadline)
 
-    def next_msg(self, sid, timeout):
-        """Returns the next message of subscription sid, waiting at most timeout seconds."""
+    def next_msg(self, sub, timeout):
+        """Returns the next message of subscription sub, waiting at most timeout seconds."""
         deadline = time.monotonic() + timeout
         while True:
-            pending = self._subs.get(sid)
+            pending = self._subs.get(sub[0])
             if pending is None:
-                raise NatsError("not subscribed: %s" % sid)
+                raise NatsError("not subscribed: %s" % (sub,))
             if pending:
                 return pending.popleft()
             self._read_one(deadline)
@@ -138,12 +144,12 @@ class Client:
     def request(self, subject, payload=b"", headers=None, timeout=10.0):
         """Publishes with a fresh reply inbox and returns the first reply."""
         inbox = "_INBOX." + os.urandom(12).hex()
-        sid = self.subscribe(inbox)
+        sub = self.subscribe(inbox)
         try:
             self.publish(subject, payload, headers, reply=inbox)
-            msg = self.next_msg(sid, timeout)
+            msg = self.next_msg(sub, timeout)
         finally:
-            self.unsubscribe(sid)
+            self.unsubscribe(sub)
         if msg.status == 503:
             raise NatsError("no responders on %s (is there a stream for it?)" % subject)
         return msg

@@ -4,9 +4,10 @@
 
 It builds the request of make_request.py (ANSI escapes in a tool output, floats in
 provenance) in a lane of its own, leaves out the hashes of one event (Cairn
-computes them), subscribes to conversation.compact.> and then publishes the
+computes them), subscribes to the outcome subjects and then publishes the
 request to conversation.compact.requested with Nats-Msg-Id = request_id, and
-waits for the event with this request_id. The exit status is 0 only for
+waits for the event with this request_id (for a resend, reads it from the
+COMPACT_EVENTS stream). The exit status is 0 only for
 activated. Standard library only (nats_lite.py speaks NATS).
 """
 
@@ -23,8 +24,9 @@ import make_request  # noqa: E402
 import nats_lite  # noqa: E402
 
 SUBJECT_REQUESTED = "conversation.compact.requested"
-OUTCOMES = "conversation.compact.>"
 OUTCOME_KINDS = ("activated", "skipped", "failed")
+OUTCOME_SUBJECTS = ["conversation.compact." + k for k in OUTCOME_KINDS]
+EVENTS_STREAM = "COMPACT_EVENTS"
 
 
 def example_request(request_id=None, namespace=None):
@@ -48,30 +50,65 @@ def publish_and_wait(nc, request, timeout=60.0):
     """Publishes request and returns its outcome event (a dict), waiting at most
     timeout seconds.
 
-    The subscription is made before the request is published, so the outcome
-    cannot be missed; a core subscription sees only events published while it
-    exists. A resend that the stream drops as a duplicate (same Nats-Msg-Id inside
-    its window) gets no new event: its outcome was published for the original, and
-    is read from the COMPACT_EVENTS stream (the JavaScript example does that)."""
-    sid = nc.subscribe(OUTCOMES)
+    The subscription to the outcome subjects is made before the request is
+    published, so the outcome cannot be missed. A resend that the stream drops as
+    a duplicate (same Nats-Msg-Id inside its window) gets no new event: the outcome
+    of the original is read from the COMPACT_EVENTS stream instead."""
+    deadline = time.monotonic() + timeout
+    # The three subjects rather than conversation.compact.>: nats.conf lets a
+    # producer subscribe to the outcomes only.
+    sub = nc.subscribe(*OUTCOME_SUBJECTS)
     try:
         nc.flush()
         ack = nc.jetstream_publish(SUBJECT_REQUESTED, encode(request), msg_id=request["request_id"])
         if ack.get("duplicate"):
-            raise nats_lite.NatsError("request %s was published before (stream sequence %s): "
-                                      "its outcome is in COMPACT_EVENTS" % (request["request_id"], ack["seq"]))
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise nats_lite.TimeoutError("no outcome for request %s within %.0f s"
-                                             % (request["request_id"], timeout))
-            msg = nc.next_msg(sid, remaining)
-            event = json.loads(msg.data)
-            if event.get("request_id") == request["request_id"] and event.get("kind") in OUTCOME_KINDS:
-                return event
+            nc.unsubscribe(sub)
+            sub = None
+            return read_outcome(nc, request["request_id"], ack, deadline)
+        return _wait(nc, sub, request["request_id"], deadline)
     finally:
-        nc.unsubscribe(sid)
+        if sub is not None:
+            nc.unsubscribe(sub)
+
+
+def read_outcome(nc, request_id, ack, deadline):
+    """Reads the outcome of an already published request from COMPACT_EVENTS,
+    starting at the time its request message (ack: its PubAck) was stored,
+    through an ephemeral push consumer that the server removes once idle."""
+    stored = js_api(nc, "STREAM.MSG.GET." + ack["stream"], {"seq": ack["seq"]})["message"]
+    inbox = "_INBOX." + uuid.uuid4().hex
+    sub = nc.subscribe(inbox)
+    try:
+        config = {"deliver_policy": "by_start_time", "opt_start_time": stored["time"],
+                  "ack_policy": "none", "deliver_subject": inbox, "filter_subjects": OUTCOME_SUBJECTS,
+                  "mem_storage": True, "num_replicas": 1, "inactive_threshold": 30 * 10**9}
+        info = js_api(nc, "CONSUMER.CREATE." + EVENTS_STREAM, {"stream_name": EVENTS_STREAM, "config": config})
+        try:
+            return _wait(nc, sub, request_id, deadline)
+        finally:
+            js_api(nc, "CONSUMER.DELETE.%s.%s" % (EVENTS_STREAM, info["name"]), None)
+    finally:
+        nc.unsubscribe(sub)
+
+
+def js_api(nc, api, body):
+    """Calls the JetStream API ($JS.API.<api>) and returns its answer."""
+    payload = b"" if body is None else json.dumps(body).encode()
+    answer = json.loads(nc.request("$JS.API." + api, payload).data)
+    if "error" in answer:
+        raise nats_lite.NatsError("%s: %s" % (api, answer["error"]))
+    return answer
+
+
+def _wait(nc, sub, request_id, deadline):
+    """Returns the first outcome event for request_id on subscription sub."""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise nats_lite.TimeoutError("no outcome for request %s in time" % request_id)
+        event = json.loads(nc.next_msg(sub, remaining).data)
+        if event.get("request_id") == request_id and event.get("kind") in OUTCOME_KINDS:
+            return event
 
 
 def describe(event):

@@ -34,9 +34,9 @@ class PublishToCairn(unittest.TestCase):
         self.assertEqual(event["generation"], 1)
         self.assertLess(event["tokens_after"], event["tokens_before"], pw.describe(event))
 
-        # The stream drops a resend with the same Nats-Msg-Id and says so.
-        with self.assertRaisesRegex(nats_lite.NatsError, "published before"):
-            pw.publish_and_wait(self.nc, request, timeout=10)
+        # The stream drops the resend (same Nats-Msg-Id); its outcome is the original's.
+        again = pw.publish_and_wait(self.nc, request)
+        self.assertEqual(again["event_id"], event["event_id"])
 
     def test_wrong_content_hash_fails_naming_the_field(self):
         request = pw.example_request()
@@ -56,8 +56,14 @@ class PublishToCairn(unittest.TestCase):
 
     def test_publish_without_a_stream_has_no_responders(self):
         subject = "cairn.example.nostream.%s" % uuid.uuid4().hex
-        with self.assertRaisesRegex(nats_lite.NatsError, "no responders"):
+        try:
             self.nc.jetstream_publish(subject, b"{}", msg_id="x", timeout=5)
+        except nats_lite.NatsError as e:
+            if "Permissions Violation" in str(e):
+                self.skipTest("this user may not publish to %s" % subject)
+            self.assertIn("no responders", str(e))
+        else:
+            self.fail("a publish without a stream was acknowledged")
 
 
 if __name__ == "__main__":
