@@ -350,4 +350,9 @@ func TestServeWithRepositoryConfig(t *testing.T) {
 	if code, out, _ := cli(t, "replay", "--nats-url", auditor, "--json"); code != 0 || !strings.Contains(out, "compact.activated") {
 		t.Fatalf("replay as auditor: exit %d: %s", code, out)
 	}
+	// The auditor may not create consumers on the request stream; replay
+	// reads it message by message instead.
+	if code, out, errOut := cli(t, "replay", "--nats-url", auditor, "--stream", "requests", "--json"); code != 0 || !strings.Contains(out, "compact.requested") {
+		t.Fatalf("replay of the requests as auditor: exit %d: %s %s", code, out, errOut)
+	}
 }

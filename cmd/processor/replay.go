@@ -103,10 +103,56 @@ func runReplay(ctx context.Context, args []string, io stdio) int {
 	defer nc.Close()
 	out := newReplayPrinter(io.out, *asJSON)
 	defer out.flush()
-	if err := replay(ctx, js, name, cfg, filter, *follow, out, newProgress(io.err)); err != nil && !errors.Is(err, context.Canceled) {
+	if workStreams[name] && !*follow {
+		// Only the processor may create consumers on the work streams
+		// (nats.conf); an auditor reads them message by message.
+		err = replayBySequence(ctx, js, name, cfg, filter, out)
+	} else {
+		err = replay(ctx, js, name, cfg, filter, *follow, out, newProgress(io.err))
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
 		return fail(io, err)
 	}
 	return 0
+}
+
+// workStreams are the streams whose consumers belong to the processor.
+var workStreams = map[string]bool{topology.StreamRequests: true, topology.StreamHarvest: true}
+
+// replayBySequence prints the stream's messages up to its last sequence at
+// the start by reading them one at a time (the next message at or after a
+// sequence, on the filter subject), which needs no consumer.
+func replayBySequence(ctx context.Context, js jetstream.JetStream, name string, cfg jetstream.OrderedConsumerConfig, f replayFilter, out *replayPrinter) error {
+	str, err := js.Stream(ctx, name)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", name, err)
+	}
+	last := str.CachedInfo().State.LastSeq
+	subject := ">"
+	if len(cfg.FilterSubjects) == 1 {
+		subject = cfg.FilterSubjects[0]
+	}
+	for seq := max(cfg.OptStartSeq, 1); seq <= last; {
+		msg, err := str.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("stream %s: read #%d: %w", name, seq, err)
+		}
+		if msg.Sequence > last {
+			return nil
+		}
+		if cfg.OptStartTime == nil || !msg.Time.Before(*cfg.OptStartTime) {
+			var fields messageFields
+			_ = json.Unmarshal(msg.Data, &fields)
+			if f.match(fields) {
+				out.print(replayed{Stream: name, Sequence: msg.Sequence, Subject: msg.Subject, Time: msg.Time.UTC(), Data: msg.Data}, fields)
+			}
+		}
+		seq = msg.Sequence + 1
+	}
+	return nil
 }
 
 // startAt sets the consumer's start from --from-seq or --since.
