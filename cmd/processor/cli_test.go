@@ -333,7 +333,7 @@ func TestBenchAgainstAServer(t *testing.T) {
 func TestServeWithRepositoryConfig(t *testing.T) {
 	natsAddr := testenv.FreeAddr(t)
 	t.Setenv("CAIRN_NATS_PASSWORD", "processor-dev-password")
-	startServe(t, "--nats-config", filepath.Join("..", "..", "nats.conf"), "--nats-user", "processor",
+	svc := startServe(t, "--nats-config", filepath.Join("..", "..", "nats.conf"), "--nats-user", "processor",
 		"--data-dir", t.TempDir(), "--nats-listen", natsAddr)
 	example := filepath.Join("..", "..", "examples", "coding-agent-lane.json")
 	producer := "nats://producer:producer-dev-password@" + natsAddr
@@ -354,5 +354,16 @@ func TestServeWithRepositoryConfig(t *testing.T) {
 	// reads it message by message instead.
 	if code, out, errOut := cli(t, "replay", "--nats-url", auditor, "--stream", "requests", "--json"); code != 0 || !strings.Contains(out, "compact.requested") {
 		t.Fatalf("replay of the requests as auditor: exit %d: %s %s", code, out, errOut)
+	}
+	// The processor's own identity has every permission it uses. The logs
+	// are read once serve has stopped writing them.
+	if err := svc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-svc.done; err != nil {
+		t.Fatalf("serve exited with %v after SIGTERM", err)
+	}
+	if strings.Contains(svc.logs.String(), "Permissions Violation") {
+		t.Errorf("serve was refused something by nats.conf:\n%s", svc.logs)
 	}
 }
