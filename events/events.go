@@ -121,9 +121,9 @@ type Request struct {
 // Header holds the fields every event carries.
 type Header struct {
 	V                   int       `json:"v" doc:"wire version, always 1"`
-	EventID             string    `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
-	Kind                string    `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
-	RequestID           string    `json:"request_id" doc:"the request's id (1..200 bytes); becomes the checkpoint id; reuse it only to resend the same body"`
+	EventID             string    `json:"event_id" doc:"deterministic id derived from request_id and kind, also sent as Nats-Msg-Id: key idempotent handling on it"`
+	Kind                string    `json:"kind" doc:"the event's kind"`
+	RequestID           string    `json:"request_id" doc:"the request this event answers"`
 	ThreadID            string    `json:"thread_id" doc:"the conversation"`
 	RunAgentID          string    `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
 	CheckpointNamespace string    `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
@@ -172,20 +172,20 @@ type Failed struct {
 
 // Fact is one harvested fact.
 type Fact struct {
-	Slug       string   `json:"slug"`
-	Title      string   `json:"title"`
-	Body       string   `json:"body"`
-	Topics     []string `json:"topics"`
-	Confidence float64  `json:"confidence"`
-	Provenance string   `json:"provenance" doc:"any JSON value describing where the event came from"`
-	Source     string   `json:"source"`
+	Slug       string   `json:"slug" doc:"the fact's key within its scope; a later harvest of the same slug updates it"`
+	Title      string   `json:"title" doc:"a short name for the fact"`
+	Body       string   `json:"body" doc:"the fact, redacted of secrets"`
+	Topics     []string `json:"topics" doc:"topic words for retrieval"`
+	Confidence float64  `json:"confidence" doc:"0..1; facts harvested from a compaction are low-trust (0.3)"`
+	Provenance string   `json:"provenance" doc:"how the fact was obtained: compaction for harvested facts"`
+	Source     string   `json:"source" doc:"the conversation and checkpoint the fact was cut from"`
 }
 
 // MemoryFlushed is published when facts of a compaction were saved.
 type MemoryFlushed struct {
 	V              int       `json:"v" doc:"wire version, always 1"`
-	EventID        string    `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
-	Kind           string    `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
+	EventID        string    `json:"event_id" doc:"deterministic id derived from request_id and kind, also sent as Nats-Msg-Id: key idempotent handling on it"`
+	Kind           string    `json:"kind" doc:"the event's kind"`
 	ConversationID string    `json:"conversation_id"`
 	HeadEntryID    string    `json:"head_entry_id"`
 	Scope          Scope     `json:"scope"`
@@ -201,8 +201,8 @@ type MemoryFlushed struct {
 // from stays active.
 type MemoryFailed struct {
 	V              int       `json:"v" doc:"wire version, always 1"`
-	EventID        string    `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
-	Kind           string    `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
+	EventID        string    `json:"event_id" doc:"deterministic id derived from request_id and kind, also sent as Nats-Msg-Id: key idempotent handling on it"`
+	Kind           string    `json:"kind" doc:"the event's kind"`
 	ConversationID string    `json:"conversation_id"`
 	HeadEntryID    string    `json:"head_entry_id"`
 	Scope          Scope     `json:"scope"`
