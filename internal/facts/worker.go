@@ -4,20 +4,17 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/jsrun"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/pause"
-	"github.com/cairnhq/cairn/internal/slots"
 	"github.com/cairnhq/cairn/internal/telemetry"
 	"github.com/cairnhq/cairn/internal/topology"
 )
@@ -56,7 +53,7 @@ type Config struct {
 	MemoryDir string
 	// Extractors picks each job's extractor; nil means Heuristic for all.
 	Extractors *Router
-	// Logger receives warnings about failed attempts; nil means slog.Default().
+	// Logger receives warnings about failed attempts (nil: discarded).
 	Logger *slog.Logger
 	// Now is the clock of event times and fact timestamps; nil means time.Now.
 	Now func() time.Time
@@ -119,14 +116,15 @@ func (c Config) Validate() error {
 // MEMORY.md sink when configured, publishes conversation.memory.flushed with
 // Nats-Msg-Id = event_id, and only then acks. A failed attempt writes nothing
 // and is retried with NakWithDelay; the third failed delivery publishes
-// conversation.memory.failed and terminates the job. It never touches
-// compaction state.
+// conversation.memory.failed and acks the job. It never touches compaction
+// state. A jsrun.Runner pulls, heartbeats and settles its jobs.
 type Worker struct {
 	js        jetstream.JetStream
 	cfg       Config
 	harvester *Harvester
 	sink      *Sink
 	log       *slog.Logger
+	runner    *jsrun.Runner
 }
 
 // NewWorker validates cfg and returns a Worker that stores facts in store.
@@ -138,7 +136,7 @@ func NewWorker(js jetstream.JetStream, store *Store, cfg Config) (*Worker, error
 		cfg.Extractors, _ = NewRouter(Heuristic{})
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -151,6 +149,18 @@ func NewWorker(js jetstream.JetStream, store *Store, cfg Config) (*Worker, error
 	}
 	if cfg.MemoryDir != "" {
 		w.sink = &Sink{Dir: cfg.MemoryDir}
+	}
+	run := jsrun.Config{
+		Stream: topology.StreamHarvest, Consumer: w.ConsumerConfig(), Workers: cfg.Workers, PullWait: cfg.PullWait,
+		// Every job in flight at shutdown ends by its own ExtractTimeout first.
+		DrainTimeout: cfg.ExtractTimeout, Logger: cfg.Logger,
+	}
+	if cfg.Metrics != nil {
+		run.Metrics = cfg.Metrics
+	}
+	var err error
+	if w.runner, err = jsrun.New(js, run, w.handle); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
@@ -170,123 +180,39 @@ func (w *Worker) ConsumerConfig() jetstream.ConsumerConfig {
 }
 
 // Run pulls and handles jobs until ctx ends, then stops pulling, lets the
-// jobs in flight finish (each bounded by ExtractTimeout) and returns nil. It
-// returns an error only when the consumer cannot be created at start.
+// jobs in flight finish (each bounded by ExtractTimeout) and returns nil.
+// A harvester consumer that cannot be created, or is deleted while it runs,
+// is created again after a growing pause, for ever (jsrun.Runner.Run).
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, topology.StreamHarvest, w.ConsumerConfig())
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return errcode.Wrap(errcode.Internal, "create the harvester consumer", err)
-	}
-	free := slots.New(w.cfg.Workers)
-	var inflight sync.WaitGroup
-	defer inflight.Wait()
-	// Jobs in flight finish after shutdown begins; their own timeout bounds them.
-	workCtx := context.WithoutCancel(ctx)
-	failures := 0
-	for {
-		n := free.TakeFree(ctx)
-		if n == 0 {
-			return nil
-		}
-		got, err := w.pull(ctx, workCtx, cons, n, free, &inflight)
-		free.Release(n - got)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err == nil {
-			failures = 0
-			continue
-		}
-		failures++
-		w.log.Warn("harvest: pull failed; retrying", "err", err, "failures", failures)
-		if !pause.For(ctx, pullRetryDelay(failures)) {
-			return nil
-		}
-		if c, err := w.js.CreateOrUpdateConsumer(ctx, topology.StreamHarvest, w.ConsumerConfig()); err == nil {
-			cons = c
-		}
-	}
+	w.runner.Run(ctx)
+	return nil
 }
 
-// pull fetches at most n jobs and starts a goroutine for each; every
-// goroutine returns its slot when done. It reports how many arrived.
-func (w *Worker) pull(ctx, workCtx context.Context, cons jetstream.Consumer, n int, free *slots.Slots, inflight *sync.WaitGroup) (int, error) {
-	fctx, cancel := context.WithTimeout(ctx, w.cfg.PullWait)
-	defer cancel()
-	batch, err := cons.Fetch(n, jetstream.FetchContext(fctx))
-	if err != nil {
-		return 0, err
-	}
-	got := 0
-	for msg := range batch.Messages() {
-		got++
-		inflight.Add(1)
-		go func() {
-			defer inflight.Done()
-			defer free.Release(1)
-			w.handle(workCtx, msg)
-		}()
-	}
-	if err := batch.Error(); err != nil && !isPullTimeout(err) {
-		return got, err
-	}
-	return got, nil
-}
-
-func isPullTimeout(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages)
-}
-
-func pullRetryDelay(failures int) time.Duration {
-	d := 50 * time.Millisecond << min(failures, 7)
-	return min(d, 5*time.Second)
-}
-
-// handle runs one delivery of a job and settles it exactly once.
-func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+// handle runs one delivery of a job and decides how it is settled: acked
+// once its event is published, retried with NakWithDelay, or given up.
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) jsrun.Decision {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.ExtractTimeout)
 	defer cancel()
-	stop := w.heartbeat(ctx, msg)
-	defer stop()
-
 	delivered := uint64(1)
 	if md, err := msg.Metadata(); err == nil {
 		delivered = md.NumDelivered
 	}
-	w.cfg.Metrics.Delivered(topology.ConsumerHarvester, delivered)
-	w.cfg.Metrics.InFlight(topology.ConsumerHarvester, 1)
-	defer w.cfg.Metrics.InFlight(topology.ConsumerHarvester, -1)
 	job, err := DecodeJob(msg.Data())
 	if err != nil {
 		// Bad input never gets better: report it and stop now.
-		stop()
-		w.giveUp(ctx, msg, partialJob(msg.Data()), err)
-		return
+		return w.giveUp(ctx, msg, partialJob(msg.Data()), err)
 	}
 	if err := w.process(ctx, msg, job); err != nil {
-		stop()
 		w.log.Warn("harvest: attempt failed", "conversation_id", job.ConversationID,
 			"head_entry_id", job.HeadEntryID, "delivery", delivered, "code", errcode.Code(err), "err", err)
 		if delivered >= MaxDeliver {
-			w.giveUp(ctx, msg, job, err)
-			return
+			return w.giveUp(ctx, msg, job, err)
 		}
-		delay := w.cfg.Retry[min(int(delivered), len(w.cfg.Retry))-1]
-		if err := msg.NakWithDelay(delay); err != nil {
-			w.log.Warn("harvest: nak failed; the job returns after AckWait", "err", err)
-		}
-		return
+		return jsrun.Decision{Action: jsrun.Nak, Delay: w.cfg.Retry[min(int(delivered), len(w.cfg.Retry))-1]}
 	}
-	stop()
-	if err := msg.DoubleAck(ctx); err != nil {
-		// The effect is idempotent: a redelivery re-stores the same slugs and
-		// republishes the same event id.
-		w.log.Warn("harvest: ack failed; the job may run again", "err", err)
-	}
+	// Confirmed, though the effect is idempotent: a redelivery re-stores the
+	// same slugs and republishes the same event id.
+	return jsrun.Decision{Action: jsrun.AckSync}
 }
 
 // process is one attempt: harvest, sink, publish the flushed event.
@@ -311,7 +237,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, job Job) error 
 // is settled and no dead letter. Only a job whose failed event cannot be
 // published is terminated, into the dead-letter stream. The failed event is
 // retried briefly: after Term there is no redelivery to try it again.
-func (w *Worker) giveUp(ctx context.Context, msg jetstream.Msg, job Job, cause error) {
+func (w *Worker) giveUp(ctx context.Context, msg jetstream.Msg, job Job, cause error) jsrun.Decision {
 	ev := Failed(job, cause, w.cfg.Now())
 	if ev.HeadEntryID == "" {
 		ev.EventID = "harvest-seq-" + streamSeq(msg) + ":" + ev.Kind
@@ -327,15 +253,10 @@ func (w *Worker) giveUp(ctx context.Context, msg jetstream.Msg, job Job, cause e
 	}
 	w.log.Warn("harvest: giving up", "conversation_id", job.ConversationID, "head_entry_id", job.HeadEntryID, "code", ev.Error.Code)
 	if err == nil {
-		if err := msg.Ack(); err != nil {
-			w.log.Warn("harvest: ack of a given-up job failed", "err", err)
-		}
-		return
+		return jsrun.Decision{Action: jsrun.Ack}
 	}
 	w.log.Error("harvest: cannot publish memory.failed; terminating the job, see the dead-letter stream", "event_id", ev.EventID, "err", err)
-	if err := msg.TermWithReason("unsettled " + ev.Error.Code); err != nil {
-		w.log.Warn("harvest: term failed", "err", err)
-	}
+	return jsrun.Decision{Action: jsrun.Term, Reason: "unsettled " + ev.Error.Code}
 }
 
 func (w *Worker) publish(ctx context.Context, msg jetstream.Msg, id, kind, subject string, payload any) error {
@@ -352,34 +273,6 @@ func (w *Worker) publish(ctx context.Context, msg jetstream.Msg, id, kind, subje
 		return errcode.Wrap(errcode.HarvestFailed, "publish "+kind, err)
 	}
 	return nil
-}
-
-// heartbeat tells the server the job is still running every AckWait/3 until
-// the returned stop is called (stop may be called more than once).
-func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg) (stop func()) {
-	done := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(w.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
-		}
-	}()
-	return func() {
-		once.Do(func() { close(done) })
-		wg.Wait()
-	}
 }
 
 // partialJob reads what it can of an undecodable job, so its failed event
