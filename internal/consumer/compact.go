@@ -58,6 +58,14 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if err != nil {
 		return err
 	}
+	in := Input{Body: d.body, Decoded: req.takeDecoded(), Events: laneEvents}
+	if v, ok := p.compactor.(Validator); ok {
+		// The request is checked before the parent fence, so that the
+		// first error a producer sees is the one in its request.
+		if err := p.stage("validate", func() error { return v.Validate(&in) }); err != nil {
+			return err
+		}
+	}
 	if !d.headKnown { // dedupe reads the head; read it here if that failed
 		head, rev, err := p.lanes.Head(ctx, lane)
 		if err != nil {
@@ -69,7 +77,6 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if done, err := p.checkFence(ctx, d, head); done || err != nil {
 		return err
 	}
-	in := Input{Body: d.body, Decoded: req.takeDecoded(), Events: laneEvents}
 	if head != nil {
 		in.State = head.State
 		if in.PreviousSemantic, err = p.activeSemantic(ctx, head); err != nil {
@@ -244,8 +251,16 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 
 func staleHead(req *envelope, active, why string) error {
 	return errcode.WithDetails(errcode.StaleHead, why, map[string]any{
-		"parent_checkpoint_id": nullable(req.parent()), "active_checkpoint_id": nullable(active),
+		"parent_checkpoint_id": idOrNull(req.parent()), "active_checkpoint_id": idOrNull(active),
 	})
+}
+
+// idOrNull is a checkpoint id for error details: null for none.
+func idOrNull(id string) any {
+	if id == "" {
+		return nil
+	}
+	return id
 }
 
 func headHash(h *lanes.Head) string {

@@ -21,6 +21,14 @@ type Compactor interface {
 	Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error)
 }
 
+// Validator is implemented by a Compactor that can check a request fully
+// before the processor reads the lane: bad input then fails with its own
+// error, never as stale_head because the lane moved meanwhile. Validate may
+// keep what it decoded in in for Compact.
+type Validator interface {
+	Validate(in *Input) error
+}
+
 // Input is one request with the lane state Cairn holds for it (engine.md
 // 0.3).
 type Input struct {
@@ -37,6 +45,9 @@ type Input struct {
 	State json.RawMessage
 	// PreviousSemantic is the active checkpoint's semantic (nil: none).
 	PreviousSemantic json.RawMessage
+
+	// decodedRequest is the request as EngineCompactor.Validate decoded it.
+	decodedRequest *engine.Request
 }
 
 // Result is what the processor needs from a compaction.

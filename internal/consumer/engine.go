@@ -25,12 +25,25 @@ type EngineCompactor struct {
 
 var _ Compactor = EngineCompactor{}
 
-// Compact implements Compactor.
-func (c EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error) {
+var _ Validator = EngineCompactor{}
+
+// Validate implements Validator: it decodes and checks the whole request,
+// events included, and keeps the result in in for Compact.
+func (c EngineCompactor) Validate(in *Input) error {
+	_, err := in.request()
+	return err
+}
+
+// request decodes in's request once.
+func (in *Input) request() (*engine.Request, error) {
+	if in.decodedRequest != nil {
+		return in.decodedRequest, nil
+	}
 	var req *engine.Request
 	var err error
 	if in.Decoded != nil {
 		req, err = engine.DecodeRequestValue(in.Decoded)
+		in.Decoded = nil // the engine owns what it was given
 	} else {
 		req, err = engine.DecodeRequest(in.Body)
 	}
@@ -41,6 +54,16 @@ func (c EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summari
 		if req.Events, err = engine.DecodeEvents(in.Events); err != nil {
 			return nil, err
 		}
+	}
+	in.decodedRequest = req
+	return req, nil
+}
+
+// Compact implements Compactor.
+func (c EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error) {
+	req, err := in.request()
+	if err != nil {
+		return nil, err
 	}
 	state, err := laneState(in.State, req.NewTokensSinceCompaction)
 	if err != nil {
@@ -102,7 +125,10 @@ func resultOf(req *engine.Request, res *engine.Result) (*Result, error) {
 	if out.ProviderUsage, err = canonical.Encode(usage); err != nil {
 		return nil, errcode.Wrap(errcode.Internal, "provider usage is not canonical JSON", err)
 	}
-	next, err := req.AntiThrash.RecordSuccess(req.Trigger, cp.ContextLaneEventOrdinalHighWatermark, res.TokensAfter)
+	// res.State is the lane state in this request's accounting units: the
+	// state stored before it may name none or other units, and recording
+	// on it would leave the next request to reset every count.
+	next, err := res.State.RecordSuccess(req.Trigger, cp.ContextLaneEventOrdinalHighWatermark, res.TokensAfter)
 	if err != nil {
 		return nil, err
 	}

@@ -85,11 +85,14 @@ type middleware func(handler) handler
 //	recover   a panic becomes internal_error instead of killing the process
 //	heartbeat InProgress every AckWait/3 while the request works
 //	decode    the request envelope and its Nats-Msg-Id
-//	deadline  deadline_at and the attempt timeout bound the context
 //	dedupe    the request ledger: repeats, conflicts, uncertain attempts
-//	compact   claim check, parent fence, engine, commit
+//	deadline  deadline_at and the attempt timeout bound the context
+//	compact   claim check, validation, parent fence, engine, commit
+//
+// dedupe comes before deadline: a resend of a finished request gets its
+// recorded outcome even after its deadline passed.
 func (p *Processor) pipeline() handler {
-	stack := []middleware{p.observe, p.settle, recoverPanics, p.heartbeat, traced("decode", p.decode), p.deadline, traced("dedupe", p.dedupe)}
+	stack := []middleware{p.observe, p.settle, recoverPanics, p.heartbeat, traced("decode", p.decode), traced("dedupe", p.dedupe), p.deadline}
 	h := tracedHandler("compact", p.compact)
 	for i := len(stack) - 1; i >= 0; i-- {
 		h = stack[i](h)

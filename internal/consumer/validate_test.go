@@ -1,0 +1,118 @@
+package consumer
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/summarize/offline"
+	"github.com/cairnhq/cairn/testenv"
+)
+
+// On a lane that already has a head, a request with its own mistake and a
+// stale parent fails with its own mistake: validation comes before the
+// parent fence, so the first error a producer sees is the one it made.
+func TestRequestErrorsComeBeforeTheParentFence(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	e.publish(t, engineBody(t, "vf-1", "vf", "", 40, nil), "vf-1")
+	if ev := onlyEvent(t, e.awaitOutcome(t, "vf-1")); ev.str("kind") != "activated" {
+		t.Fatalf("first request: %v", ev.Body)
+	}
+
+	tampered := func(id string) []byte {
+		var m map[string]any
+		mustJSON(t, engineBody(t, id, "vf", "", 40, nil), &m) // parent null: stale on this lane
+		first := m["events"].([]any)[0].(map[string]any)
+		first["content_hash"] = strings.Repeat("0", 64)
+		return mustMarshal(t, m)
+	}
+	withTrigger := func(id string) []byte {
+		var m map[string]any
+		mustJSON(t, engineBody(t, id, "vf", "", 40, nil), &m)
+		m["trigger"] = "sometimes"
+		return mustMarshal(t, m)
+	}
+	cases := []struct {
+		id    string
+		body  []byte
+		code  string
+		field string
+	}{
+		{"vf-hash", tampered("vf-hash"), errcode.InvalidEvent, "content_hash"},
+		{"vf-trigger", withTrigger("vf-trigger"), errcode.InvalidRequest, ""},
+	}
+	for _, c := range cases {
+		e.publish(t, c.body, c.id)
+		ev := onlyEvent(t, e.awaitOutcome(t, c.id))
+		if ev.code() != c.code {
+			t.Fatalf("%s: failed with %q, want %q (%v)", c.id, ev.code(), c.code, ev.Body["error"])
+		}
+		details, _ := ev.Body["error"].(map[string]any)["details"].(map[string]any)
+		if c.field != "" && details["field"] != c.field {
+			t.Fatalf("%s: details %v do not name %s", c.id, details, c.field)
+		}
+	}
+}
+
+// A resend of a finished request after its deadline_at gets the recorded
+// outcome, not deadline_exceeded.
+func TestResendAfterDeadlineReplaysTheOutcome(t *testing.T) {
+	e := singleEnv(t)
+	var clock atomic.Int64 // unix nanoseconds
+	clock.Store(time.Now().UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	p, err := New(testConfig(), Deps{JS: e.js, Stores: e.stores, Compactor: EngineCompactor{},
+		Summarizer: offline.New(offline.DefaultOptions()), Logger: log, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, p)
+
+	var m map[string]any
+	mustJSON(t, engineBody(t, "dl-1", "dl", "", 40, nil), &m)
+	m["deadline_at"] = now().Add(time.Hour).UTC().Format(time.RFC3339)
+	body := mustMarshal(t, m)
+	e.publish(t, body, "")
+	if first := onlyEvent(t, e.awaitOutcome(t, "dl-1")); first.str("kind") != "activated" {
+		t.Fatalf("first: %v", first.Body)
+	}
+	clock.Add(int64(2 * time.Hour))
+	resend := e.publish(t, body, "") // without Nats-Msg-Id the stream keeps the resend
+	testenv.Eventually(t, waitLong, func() error {
+		info, err := e.consumerInfo(t)
+		if err != nil {
+			return err
+		}
+		if info.AckFloor.Stream < resend.Sequence {
+			return fmt.Errorf("the resend (#%d) is not settled yet", resend.Sequence)
+		}
+		return nil
+	})
+	for _, ev := range e.eventsFor(t, "dl-1") {
+		if ev.str("kind") != "activated" {
+			t.Fatalf("the resend after the deadline published %v", ev.Body)
+		}
+	}
+}
+
+// stale_head names both checkpoints as plain JSON values.
+func TestStaleHeadDetailsArePlainValues(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	e.publish(t, engineBody(t, "sh-1", "sh", "", 40, nil), "sh-1")
+	onlyEvent(t, e.awaitOutcome(t, "sh-1"))
+	e.publish(t, engineBody(t, "sh-2", "sh", "", 40, nil), "sh-2")
+	ev := onlyEvent(t, e.awaitOutcome(t, "sh-2"))
+	details, _ := ev.Body["error"].(map[string]any)["details"].(map[string]any)
+	if ev.code() != errcode.StaleHead || details["active_checkpoint_id"] != "sh-1" || details["parent_checkpoint_id"] != nil {
+		t.Fatalf("stale_head: %v", ev.Body["error"])
+	}
+}
