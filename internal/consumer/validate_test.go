@@ -116,3 +116,24 @@ func TestStaleHeadDetailsArePlainValues(t *testing.T) {
 		t.Fatalf("stale_head: %v", ev.Body["error"])
 	}
 }
+
+// The lane state stored after an activation keeps its accounting units, so
+// an automatic request right after it, with no new tokens, is skipped.
+func TestAutoRequestRightAfterACompactionIsSkipped(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	e.publish(t, engineBody(t, "at-1", "at", "", 40, nil), "at-1")
+	if ev := onlyEvent(t, e.awaitOutcome(t, "at-1")); ev.str("kind") != "activated" {
+		t.Fatalf("first: %v", ev.Body)
+	}
+	var m map[string]any
+	mustJSON(t, engineBody(t, "at-2", "at", "at-1", 40, nil), &m)
+	m["trigger"] = "auto"
+	m["new_tokens_since_compaction"] = 0
+	e.publish(t, mustMarshal(t, m), "at-2")
+	ev := onlyEvent(t, e.awaitOutcome(t, "at-2"))
+	if ev.str("kind") != "skipped" || ev.str("reason") != "insufficient_new_tokens" {
+		t.Fatalf("auto request with no new tokens: %v", ev.Body)
+	}
+}
