@@ -78,7 +78,7 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 		return err
 	}
 	if head != nil {
-		in.State = head.State
+		in.State, in.StateRootTurnID = head.State, head.RootTurnID
 		if in.PreviousSemantic, err = p.activeSemantic(ctx, head); err != nil {
 			return err
 		}
@@ -340,7 +340,7 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, laneEvents 
 	}
 	return &lanes.Head{
 		Lane: req.lane(), CheckpointID: req.RequestID, ParentCheckpointID: req.parent(), Generation: gen,
-		HeadHash: res.CheckpointHash, SemanticHash: res.SemanticHash, State: res.NextState,
+		HeadHash: res.CheckpointHash, SemanticHash: res.SemanticHash, State: res.NextState, RootTurnID: req.RootTurnID,
 		Outbox: records, UpdatedAt: p.now(),
 	}, nil
 }

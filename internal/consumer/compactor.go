@@ -43,6 +43,8 @@ type Input struct {
 	Events json.RawMessage
 	// State is the lane's anti-thrash state from its head (nil: a new lane).
 	State json.RawMessage
+	// StateRootTurnID is the root turn State was last recorded in.
+	StateRootTurnID string
 	// PreviousSemantic is the active checkpoint's semantic (nil: none).
 	PreviousSemantic json.RawMessage
 

@@ -69,6 +69,9 @@ func (c EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summari
 	if err != nil {
 		return nil, err
 	}
+	if len(in.State) > 0 && in.StateRootTurnID != req.RootTurnID {
+		state = state.StartRootTurn()
+	}
 	req.AntiThrash = state
 	if req.PreviousSemantic == nil && len(in.PreviousSemantic) > 0 {
 		if req.PreviousSemantic, err = semantic.ParseJSON(in.PreviousSemantic); err != nil {

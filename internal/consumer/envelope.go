@@ -21,6 +21,7 @@ type envelope struct {
 	RequestID                string          `json:"request_id"`
 	Trigger                  string          `json:"trigger"`
 	ThreadID                 string          `json:"thread_id"`
+	RootTurnID               string          `json:"root_turn_id"`
 	RunAgentID               string          `json:"run_agent_id"`
 	CheckpointNamespace      string          `json:"checkpoint_namespace"`
 	ParentCheckpointID       *string         `json:"parent_checkpoint_id"`

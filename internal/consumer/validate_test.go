@@ -137,3 +137,33 @@ func TestAutoRequestRightAfterACompactionIsSkipped(t *testing.T) {
 		t.Fatalf("auto request with no new tokens: %v", ev.Body)
 	}
 }
+
+// The automatic-compaction limit is per root turn: a request of a new
+// root turn is not held back by the count of the turn before.
+func TestAutomaticLimitIsPerRootTurn(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	auto := func(id, parent, turn string) map[string]any {
+		var m map[string]any
+		mustJSON(t, engineBody(t, id, "turns", parent, 40, nil), &m)
+		m["trigger"], m["root_turn_id"], m["new_tokens_since_compaction"] = "auto", turn, 100000
+		m["policy"].(map[string]any)["maximum_auto_compactions_per_root_turn"] = 1
+		m["policy"].(map[string]any)["minimum_new_tokens_before_recompact"] = 1
+		return m
+	}
+	outcome := func(m map[string]any) event {
+		id := m["request_id"].(string)
+		e.publish(t, mustMarshal(t, m), id)
+		return onlyEvent(t, e.awaitOutcome(t, id))
+	}
+	if ev := outcome(auto("turn-a1", "", "turn-a")); ev.str("kind") != "activated" {
+		t.Fatalf("first automatic compaction: %v", ev.Body)
+	}
+	if ev := outcome(auto("turn-a2", "turn-a1", "turn-a")); ev.str("reason") != "automatic_limit" {
+		t.Fatalf("second in the same turn: %v", ev.Body)
+	}
+	if ev := outcome(auto("turn-b1", "turn-a1", "turn-b")); ev.str("reason") == "automatic_limit" {
+		t.Fatalf("first of a new turn: %v", ev.Body)
+	}
+}

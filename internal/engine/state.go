@@ -150,6 +150,14 @@ func (s State) sameIdentity(id AccountingIdentity) bool {
 	return *s.AccountingProfileHash == *id.ProfileHash
 }
 
+// StartRootTurn returns the state for a new root turn: the counts that are
+// per root turn (automatic compactions, the overflow retry) start again.
+func (s State) StartRootTurn() State {
+	s.SuccessfulAutoCompactions = 0
+	s.OverflowRetryUsed = false
+	return s
+}
+
 // RecordSuccess records a checkpoint that the caller durably activated. Call
 // it only after activation.
 func (s State) RecordSuccess(trigger string, laneOrdinal, tokensAfter int64) (State, error) {

@@ -39,6 +39,9 @@ type Head struct {
 	SemanticHash string `json:"semantic_hash,omitempty"`
 	// State is the lane's anti-thrash state (engine.State) as its JSON map.
 	State json.RawMessage `json:"state,omitempty"`
+	// RootTurnID is the root turn of the request that moved the head: the
+	// automatic-compaction count of State is per root turn.
+	RootTurnID string `json:"root_turn_id,omitempty"`
 	// Outbox holds the records of this change until the relay publishes them.
 	Outbox []outbox.Record `json:"outbox"`
 	// UpdatedAt is when the head last moved.
@@ -70,6 +73,10 @@ func (h *Head) AppendJSON(dst []byte) ([]byte, error) {
 		if dst, err = rawjson.AppendRaw(dst, h.State); err != nil {
 			return dst, err
 		}
+	}
+	if h.RootTurnID != "" {
+		dst = append(dst, `,"root_turn_id":`...)
+		dst = rawjson.AppendString(dst, h.RootTurnID)
 	}
 	dst = append(dst, `,"outbox":`...)
 	if dst, err = outbox.AppendRecords(dst, h.Outbox); err != nil {
