@@ -95,7 +95,7 @@ type Request struct {
 	ProviderConnectionID     string          `json:"provider_connection_id" doc:"the model connection the lane is sent through"`
 	CheckpointNamespace      string          `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
 	DestinationIdentityHash  string          `json:"destination_identity_hash" doc:"hash identifying the destination model and account" pattern:"^[0-9a-f]{64}$"`
-	ParentCheckpointID       *string         `json:"parent_checkpoint_id" doc:"the lane's active checkpoint, null for a new lane; else the request fails with stale_head"`
+	ParentCheckpointID       *string         `json:"parent_checkpoint_id,omitempty" doc:"the lane's active checkpoint; absent or null for a new lane. A request naming another fails with stale_head"`
 	ModelProfile             ModelProfile    `json:"model_profile" doc:"the context window of the model the lane is sent to"`
 	RequestedMaxOutputTokens int64           `json:"requested_max_output_tokens,omitempty" doc:"output tokens the next model call asks for"`
 	RenderedRequestBytes     *int64          `json:"rendered_request_bytes,omitempty" doc:"byte length of the provider request the application would send"`
@@ -105,7 +105,7 @@ type Request struct {
 	ActiveInputEventIDs      []string        `json:"active_input_event_ids,omitempty" doc:"ids of the events of the current input; kept verbatim"`
 	PreviousSemantic         json.RawMessage `json:"previous_semantic,omitempty" doc:"the active checkpoint's semantic summary, or null"`
 	RehydrationState         json.RawMessage `json:"rehydration_state" doc:"exact continuation data, copied verbatim into the checkpoint"`
-	Policy                   json.RawMessage `json:"policy,omitempty" doc:"compaction policy; omitted fields take their defaults"`
+	Policy                   json.RawMessage `json:"policy,omitempty" doc:"compaction policy; may be omitted, and omitted fields take their defaults"`
 	Focus                    *string         `json:"focus,omitempty" doc:"what the summary should emphasise (at most 2000 bytes)"`
 	StructuralPressure       bool            `json:"structural_pressure,omitempty" doc:"an auto request with structural pressure is never skipped by the token trigger"`
 	Accounting               json.RawMessage `json:"accounting,omitempty" doc:"the producer's token accounting (method, profile_hash, reported_input_tokens, ...)"`
@@ -135,7 +135,7 @@ type Activated struct {
 	Header
 	Status               string          `json:"status" doc:"pruned: only tool output was projected; compacted: older history was summarized" enum:"pruned|compacted"` // pruned | compacted
 	CheckpointID         string          `json:"checkpoint_id" doc:"the new active checkpoint (the request_id)"`
-	ParentCheckpointID   *string         `json:"parent_checkpoint_id" doc:"the lane's active checkpoint, null for a new lane; else the request fails with stale_head"`
+	ParentCheckpointID   *string         `json:"parent_checkpoint_id" doc:"the checkpoint this one replaced; null for a lane's first"`
 	Generation           int64           `json:"generation" doc:"1 for a lane's first checkpoint, +1 per activation"`
 	CheckpointHash       string          `json:"checkpoint_hash" doc:"canonical hash of the checkpoint without created_at" pattern:"^[0-9a-f]{64}$"`
 	ParentCheckpointHash *string         `json:"parent_checkpoint_hash" doc:"the replaced checkpoint's hash; chains the lane's history" pattern:"^[0-9a-f]{64}$"`

@@ -55,6 +55,19 @@ func TestDecodeRequestDefaults(t *testing.T) {
 	if got.Policy != DefaultPolicy() || got.EffectiveScope() != (Scope{Kind: "thread", ID: "thread-1"}) || !got.HarvestEnabled() || got.Render != "" {
 		t.Fatalf("defaults %+v", got)
 	}
+	// An absent or null policy is every default too.
+	for _, policy := range []any{nil, "absent"} {
+		data := fixtureJSON(t, req, func(m map[string]any) {
+			if policy == nil {
+				m["policy"] = nil
+			} else {
+				delete(m, "policy")
+			}
+		})
+		if got, err := DecodeRequest(data); err != nil || got.Policy != DefaultPolicy() {
+			t.Fatalf("policy %v: %v, %+v", policy, err, got)
+		}
+	}
 }
 
 func TestDecodeRequestErrors(t *testing.T) {
@@ -72,7 +85,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 	}{
 		{"missing v", drop("v"), errcode.UnsupportedVersion, "unsupported request version"},
 		{"v 2", set("v", int64(2)), errcode.UnsupportedVersion, "unsupported request version"},
-		{"unknown field", set("colour", "red"), errcode.InvalidRequest, "required compaction request fields are missing"},
+		{"unknown field", set("colour", "red"), errcode.InvalidRequest, "compaction request has unknown fields"},
 		{"missing field", drop("thread_id"), errcode.InvalidRequest, "required compaction request fields are missing"},
 		{"no events", drop("events"), errcode.InvalidRequest, "required compaction request fields are missing"},
 		{"events and events_object", set("events_object", "lane-1"), errcode.InvalidRequest, "compaction request is invalid"},

@@ -144,7 +144,7 @@ var requestFields = keySet("v", "request_id", "trigger", "thread_id", "run_id", 
 
 var requiredRequestFields = []string{"request_id", "trigger", "thread_id", "run_id", "root_turn_id",
 	"run_agent_id", "provider_connection_id", "checkpoint_namespace", "destination_identity_hash",
-	"model_profile", "rehydration_state", "policy"}
+	"model_profile", "rehydration_state"}
 
 // DecodeRequest decodes and validates untrusted Request v1 JSON. Duplicate
 // keys, unknown top-level fields and every contract violation are rejected;
@@ -204,7 +204,7 @@ func checkEnvelope(m map[string]any) error {
 			map[string]any{"supported": []any{int64(RequestVersion)}})
 	}
 	if unknown := unknownKeys(m, requestFields); len(unknown) > 0 {
-		return errcode.WithDetails(errcode.InvalidRequest, "required compaction request fields are missing",
+		return errcode.WithDetails(errcode.InvalidRequest, "compaction request has unknown fields",
 			listedNames("unknown_fields", unknown))
 	}
 	var missing []string
@@ -331,8 +331,15 @@ func checkDestination(r *Request) error {
 	return nil
 }
 
+// decodePolicyField reads the policy; an absent or null policy is every
+// default.
 func decodePolicyField(r *Request, m map[string]any) error {
-	p, err := DecodePolicy(m["policy"])
+	raw, ok := m["policy"]
+	if !ok || raw == nil {
+		r.Policy = DefaultPolicy()
+		return nil
+	}
+	p, err := DecodePolicy(raw)
 	r.Policy = p
 	return err
 }
