@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cairnhq/cairn/internal/jsrun"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -13,7 +14,6 @@ import (
 
 // delivery is one request message on its way through the pipeline.
 type delivery struct {
-	msg         jetstream.Msg
 	body        []byte
 	msgID       string // Nats-Msg-Id header ("" when absent)
 	traceparent string
@@ -37,6 +37,8 @@ type delivery struct {
 
 	// committing is set while the request holds a commit slot (commitgate.go).
 	committing bool
+
+	settled jsrun.Decision // how the runner settles the message, set by settle
 }
 
 // takeHead returns the head read before compaction, once; known is false
@@ -48,7 +50,7 @@ func (d *delivery) takeHead() (head *lanes.Head, rev uint64, known bool) {
 }
 
 func newDelivery(msg jetstream.Msg) *delivery {
-	d := &delivery{msg: msg, body: msg.Data(), delivered: 1}
+	d := &delivery{body: msg.Data(), delivered: 1}
 	if h := msg.Headers(); h != nil {
 		d.msgID = h.Get(jetstream.MsgIDHeader)
 		d.traceparent = headerFold(h, topology.HeaderTraceparent)
@@ -78,12 +80,13 @@ type handler func(ctx context.Context, d *delivery) error
 // middleware wraps a handler with one concern.
 type middleware func(handler) handler
 
-// pipeline composes the processor's handler. Outermost first:
+// pipeline composes the processor's handler; the jsrun runner around it
+// sends InProgress while it works and then the settle it decided.
+// Outermost first:
 //
 //	observe   a span continuing the request's trace; one log line per delivery
 //	settle    classify the result once; Ack, a failed event and Ack, or Nak
 //	recover   a panic becomes internal_error instead of killing the process
-//	heartbeat InProgress every AckWait/3 while the request works
 //	decode    the request envelope and its Nats-Msg-Id
 //	dedupe    the request ledger: repeats, conflicts, uncertain attempts
 //	deadline  deadline_at and the attempt timeout bound the context
@@ -92,7 +95,7 @@ type middleware func(handler) handler
 // dedupe comes before deadline: a resend of a finished request gets its
 // recorded outcome even after its deadline passed.
 func (p *Processor) pipeline() handler {
-	stack := []middleware{p.observe, p.settle, recoverPanics, p.heartbeat, traced("decode", p.decode), traced("dedupe", p.dedupe), p.deadline}
+	stack := []middleware{p.observe, p.settle, recoverPanics, traced("decode", p.decode), traced("dedupe", p.dedupe), p.deadline}
 	h := tracedHandler("compact", p.compact)
 	for i := len(stack) - 1; i >= 0; i-- {
 		h = stack[i](h)

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/jsrun"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
@@ -38,7 +38,8 @@ type Deps struct {
 
 // Processor consumes compaction requests with one durable pull consumer
 // shared by every replica, and commits each outcome through the lane head.
-// Run it once per process.
+// A jsrun.Runner pulls, heartbeats and settles its requests. Run it once
+// per process.
 type Processor struct {
 	cfg        Config
 	js         jetstream.JetStream
@@ -53,9 +54,11 @@ type Processor struct {
 	metrics    Metrics
 	handle     handler
 	commits    *commitGate
+	runner     *jsrun.Runner
 
-	crashOnce sync.Once
-	crashed   chan struct{}
+	// crashed ends when a test crash point stops the processor.
+	crashed context.Context
+	crash   context.CancelFunc
 }
 
 // New validates cfg and returns a processor. It does no I/O.
@@ -84,10 +87,18 @@ func New(cfg Config, d Deps) (*Processor, error) {
 		cfg: cfg, js: d.JS, stores: d.Stores,
 		lanes: lanes.New(d.Stores.Heads, d.Stores.Checkpoints), ledger: ledger.New(d.Stores.Ledger),
 		relay: relay, compactor: d.Compactor, summarizer: d.Summarizer,
-		log: d.Logger, now: d.Now, metrics: d.Metrics, crashed: make(chan struct{}),
+		log: d.Logger, now: d.Now, metrics: d.Metrics,
 		commits: newCommitGate(cfg.EffectiveCommitConcurrency()),
 	}
+	p.crashed, p.crash = context.WithCancel(context.Background())
 	p.handle = p.pipeline()
+	p.runner, err = jsrun.New(d.JS, jsrun.Config{
+		Stream: cfg.Stream, Consumer: cfg.ConsumerConfig(), Workers: cfg.Workers, PullWait: cfg.PullWait,
+		DrainTimeout: cfg.DrainTimeout, Logger: d.Logger, Metrics: d.Metrics,
+	}, p.work)
+	if err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -125,27 +136,13 @@ func (p *Processor) Run(ctx context.Context) error {
 	}()
 	defer func() { stopRelay(); <-relayDone }()
 
-	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWork()
 	pullCtx, stopPull := context.WithCancel(ctx)
 	defer stopPull()
-	go func() {
-		select {
-		case <-p.crashed:
-			stopPull()
-			stopWork()
-		case <-pullCtx.Done():
-		}
-	}()
-
-	var inflight sync.WaitGroup
-	p.pull(pullCtx, workCtx, &inflight)
-
+	defer context.AfterFunc(p.crashed, stopPull)()
+	p.runner.Run(pullCtx)
 	if p.isCrashed() {
-		inflight.Wait()
 		return errCrashed
 	}
-	p.drain(stopWork, &inflight)
 	flushCtx, cancel := context.WithTimeout(context.Background(), max(p.cfg.DrainTimeout, 5*time.Second))
 	defer cancel()
 	if err := p.relay.Flush(flushCtx); err != nil {
@@ -154,32 +151,22 @@ func (p *Processor) Run(ctx context.Context) error {
 	return nil
 }
 
-// drain waits for in-flight requests, cancelling them after DrainTimeout.
-func (p *Processor) drain(stopWork context.CancelFunc, inflight *sync.WaitGroup) {
-	done := make(chan struct{})
-	go func() { inflight.Wait(); close(done) }()
-	timer := time.NewTimer(p.cfg.DrainTimeout)
-	defer timer.Stop()
-	select {
-	case <-done:
-	case <-timer.C:
-		stopWork()
-		<-done
+// work is the processor's jsrun handler: it runs the pipeline on one
+// request and returns the decision settle made. A crash point cancels every
+// request in flight, and a crashed processor settles nothing.
+func (p *Processor) work(ctx context.Context, msg jetstream.Msg) jsrun.Decision {
+	if p.isCrashed() {
+		return jsrun.Decision{Action: jsrun.Abandon}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(p.crashed, cancel)()
+	d := newDelivery(msg)
+	_ = p.handle(ctx, d)
+	return d.settled
 }
 
-func (p *Processor) crash() {
-	p.crashOnce.Do(func() { close(p.crashed) })
-}
-
-func (p *Processor) isCrashed() bool {
-	select {
-	case <-p.crashed:
-		return true
-	default:
-		return false
-	}
-}
+func (p *Processor) isCrashed() bool { return p.crashed.Err() != nil }
 
 // crashPoint stops the processor at a named commit step when a test asks.
 func (p *Processor) crashPoint(step string) error {

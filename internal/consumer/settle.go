@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/jsrun"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
 )
@@ -15,7 +16,8 @@ import (
 const settleTimeout = 10 * time.Second
 
 // settle is the outermost middleware: it classifies the handler's result
-// once (Classify) and acts on it. A permanent failure is recorded in the
+// once (Classify), acts on it, and leaves in d.settled how the runner
+// settles the message. A permanent failure is recorded in the
 // ledger and published as a failed event, and then the message is acked:
 // its outcome exists, so it is settled and no dead letter. A failure that
 // cannot be recorded is decided by ClassifyUnsettled: terminated at once
@@ -38,18 +40,18 @@ func (p *Processor) settle(next handler) handler {
 		switch dec.Action {
 		case Ack:
 			p.metrics.Request(d.status, "")
-			p.ack(d)
+			d.settled = ack
 		case Fail:
 			if ferr := p.fail(sctx, d, dec.Err); ferr != nil {
-				p.unsettled(d, dec.Err, ferr)
+				d.settled = p.unsettled(d, dec.Err, ferr)
 				return err
 			}
 			p.metrics.Request(statusFailed, dec.Err.Code)
 			p.log.Info("consumer: request failed", "code", dec.Err.Code, "request_id", logID(requestIDOf(d)), "err", err)
-			p.ack(d)
+			d.settled = ack
 		case Nak:
 			p.log.Debug("consumer: transient failure; redelivering", "delay", dec.Delay, "err", err)
-			_ = d.msg.NakWithDelay(dec.Delay)
+			d.settled = jsrun.Decision{Action: jsrun.Nak, Delay: dec.Delay}
 		case Abandon, Term:
 		}
 		return err
@@ -61,27 +63,20 @@ func (p *Processor) settle(next handler) handler {
 // before the ack, so a lost ack only means a redelivery that replays it,
 // which is all a failed DoubleAck could lead to either. Waiting for the
 // server's confirmation added a round trip to every worker's cycle.
-func (p *Processor) ack(d *delivery) {
-	if err := d.msg.Ack(); err != nil {
-		p.log.Warn("consumer: ack not sent; a redelivery will find the outcome", "err", err)
-	}
-}
+var ack = jsrun.Decision{Action: jsrun.Ack}
 
-// unsettled handles a delivery whose failure e could not be recorded
-// (ferr is why): see ClassifyUnsettled.
-func (p *Processor) unsettled(d *delivery, e *errcode.Error, ferr error) {
+// unsettled decides what becomes of a delivery whose failure e could not
+// be recorded (ferr is why): see ClassifyUnsettled.
+func (p *Processor) unsettled(d *delivery, e *errcode.Error, ferr error) jsrun.Decision {
 	dec := ClassifyUnsettled(ferr, d.delivered, p.cfg.MaxDeliver)
 	if dec.Action == Nak {
 		p.log.Warn("consumer: could not record a failure; redelivering soon",
 			"code", e.Code, "request_id", logID(requestIDOf(d)), "delivery", d.delivered, "delay", dec.Delay, "err", logErr(ferr))
-		_ = d.msg.NakWithDelay(dec.Delay)
-		return
+		return jsrun.Decision{Action: jsrun.Nak, Delay: dec.Delay}
 	}
 	p.log.Error("consumer: could not record a failure; terminating the request, see the dead-letter stream",
 		"code", e.Code, "request_id", logID(requestIDOf(d)), "stream_seq", d.streamSeq, "delivery", d.delivered, "err", logErr(ferr))
-	if err := d.msg.TermWithReason(termReason(e.Code, ferr)); err != nil {
-		p.log.Warn("consumer: term not sent; the request returns after AckWait", "err", err)
-	}
+	return jsrun.Decision{Action: jsrun.Term, Reason: termReason(e.Code, ferr)}
 }
 
 // maxLogID bounds the ids and errors settle logs: a request id or

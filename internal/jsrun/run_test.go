@@ -2,7 +2,6 @@ package jsrun
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -85,17 +84,39 @@ func (f *fixture) start(t *testing.T, h Handler) (stop func()) {
 	return stop
 }
 
+// info returns the durable's state, failing the test when it does not
+// exist.
 func (f *fixture) info(t *testing.T) *jetstream.ConsumerInfo {
 	t.Helper()
-	c, err := f.js.Consumer(context.Background(), testStream, testDurable)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ci, err := c.Info(context.Background())
+	ci, err := f.tryInfo()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ci
+}
+
+// acked waits until the durable's ack floor reaches seq with nothing
+// awaiting an ack (the runner may not have created the durable yet).
+func (f *fixture) acked(t *testing.T, seq uint64) {
+	t.Helper()
+	testenv.Eventually(t, 10*time.Second, func() error {
+		ci, err := f.tryInfo()
+		if err != nil {
+			return err
+		}
+		if ci.AckFloor.Stream != seq || ci.NumAckPending != 0 || ci.NumPending != 0 {
+			return fmt.Errorf("ack floor %d, %d awaiting ack, %d pending", ci.AckFloor.Stream, ci.NumAckPending, ci.NumPending)
+		}
+		return nil
+	})
+}
+
+func (f *fixture) tryInfo() (*jetstream.ConsumerInfo, error) {
+	c, err := f.js.Consumer(context.Background(), testStream, testDurable)
+	if err != nil {
+		return nil, err
+	}
+	return c.Info(context.Background())
 }
 
 // seen records the bodies handled, in order, with their delivery counts.
@@ -144,12 +165,7 @@ func TestPullsNoMoreThanFreeWorkers(t *testing.T) {
 		t.Fatalf("%d messages delivered to 2 busy workers", ci.NumAckPending)
 	}
 	close(release)
-	testenv.Eventually(t, 10*time.Second, func() error {
-		if ci := f.info(t); ci.NumAckPending != 0 || ci.NumPending != 0 || ci.AckFloor.Stream != 5 {
-			return fmt.Errorf("ack floor %d, %d pending", ci.AckFloor.Stream, ci.NumAckPending+int(ci.NumPending))
-		}
-		return nil
-	})
+	f.acked(t, 5)
 }
 
 // Nak redelivers after its delay, Term ends the message, and a panic
@@ -179,12 +195,7 @@ func TestSettlesAsTheHandlerDecides(t *testing.T) {
 	for _, want := range []string{"nak#2", "panic#2", "ok#1", "term#1"} {
 		testenv.Eventually(t, 10*time.Second, func() error { return s.has(want) })
 	}
-	testenv.Eventually(t, 10*time.Second, func() error {
-		if ci := f.info(t); ci.NumAckPending != 0 || ci.AckFloor.Stream != 4 {
-			return fmt.Errorf("ack floor %d, %d awaiting ack", ci.AckFloor.Stream, ci.NumAckPending)
-		}
-		return nil
-	})
+	f.acked(t, 4)
 	if err := s.has("term#2"); err == nil {
 		t.Fatal("a terminated message was redelivered")
 	}
@@ -204,12 +215,7 @@ func TestHeartbeatHoldsSlowWork(t *testing.T) {
 		return Decision{Action: Ack}
 	})
 	f.publish(t, "slow")
-	testenv.Eventually(t, 10*time.Second, func() error {
-		if ci := f.info(t); ci.AckFloor.Stream != 1 {
-			return errors.New("not acked yet")
-		}
-		return nil
-	})
+	f.acked(t, 1)
 	if ci := f.info(t); calls.Load() != 1 || ci.NumRedelivered != 0 {
 		t.Fatalf("%d calls, %d redelivered while the handler ran", calls.Load(), ci.NumRedelivered)
 	}
