@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnhq/cairn/internal/jsrun"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/topology"
 )
@@ -21,16 +22,9 @@ const (
 // maxAckPendingLimit bounds Config.MaxAckPending.
 const maxAckPendingLimit = 65536
 
-// AckPendingPerWorker is the default MaxAckPending per worker. Requests a
-// killed processor received and never settled stay pending on the consumer
-// until their AckWait runs out, as do requests Nak'd with a delay until
-// they are redelivered. With MaxAckPending equal to the workers, one kill
-// left a restarted processor nothing to receive for a whole AckWait. The
-// processor's pulls never ask for more than its free workers, so the
-// headroom never lets one take more than it can work on; it is room for
-// about 31 processors' worth of orphans (a replica killed every two
-// seconds for a whole default AckWait) before live workers go idle.
-const AckPendingPerWorker = 32
+// AckPendingPerWorker is the default MaxAckPending per worker
+// (jsrun.AckPendingPerWorker says why).
+const AckPendingPerWorker = jsrun.AckPendingPerWorker
 
 // Config tunes the processor. Every field is bounded; Validate names the
 // first one out of bounds.

@@ -49,15 +49,11 @@ func (d *delivery) takeHead() (head *lanes.Head, rev uint64, known bool) {
 	return head, rev, known
 }
 
-func newDelivery(msg jetstream.Msg) *delivery {
-	d := &delivery{body: msg.Data(), delivered: 1}
+func newDelivery(msg jsrun.Msg) *delivery {
+	d := &delivery{body: msg.Data(), delivered: msg.Delivered, streamSeq: msg.StreamSeq}
 	if h := msg.Headers(); h != nil {
 		d.msgID = h.Get(jetstream.MsgIDHeader)
 		d.traceparent = headerFold(h, topology.HeaderTraceparent)
-	}
-	if md, err := msg.Metadata(); err == nil {
-		d.delivered = md.NumDelivered
-		d.streamSeq = md.Sequence.Stream
 	}
 	return d
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/engine"
@@ -105,21 +106,10 @@ func New(cfg Config, d Deps) (*Processor, error) {
 // Relay returns the processor's outbox relay (for Flush in tools and tests).
 func (p *Processor) Relay() *outbox.Relay { return p.relay }
 
-// ConsumerConfig is the durable consumer the processor creates or updates on
-// start: explicit ack, MaxAckPending as configured (AckPendingPerWorker
-// times the workers by default), bounded MaxDeliver, never an InactiveThreshold (a durable must not
-// expire).
+// ConsumerConfig is the durable consumer the processor creates or updates
+// on start (jsrun.Durable), with MaxAckPending as configured.
 func (c Config) ConsumerConfig() jetstream.ConsumerConfig {
-	return jetstream.ConsumerConfig{
-		Durable:       c.Durable,
-		Description:   "Cairn processor: compaction requests",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       c.AckWait,
-		MaxDeliver:    c.MaxDeliver,
-		MaxAckPending: c.EffectiveMaxAckPending(),
-		FilterSubject: c.Subject,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-	}
+	return jsrun.Durable(c.Durable, "Cairn processor: compaction requests", c.Subject, c.AckWait, c.MaxDeliver, c.EffectiveMaxAckPending())
 }
 
 // Run consumes until ctx ends, then drains: it stops pulling, lets in-flight
@@ -129,12 +119,9 @@ func (c Config) ConsumerConfig() jetstream.ConsumerConfig {
 // error only when a test crash point stopped it.
 func (p *Processor) Run(ctx context.Context) error {
 	relayCtx, stopRelay := context.WithCancel(context.Background())
-	relayDone := make(chan struct{})
-	go func() {
-		defer close(relayDone)
-		_ = p.relay.Run(relayCtx)
-	}()
-	defer func() { stopRelay(); <-relayDone }()
+	var relay sync.WaitGroup
+	relay.Go(func() { _ = p.relay.Run(relayCtx) })
+	defer func() { stopRelay(); relay.Wait() }()
 
 	pullCtx, stopPull := context.WithCancel(ctx)
 	defer stopPull()
@@ -154,7 +141,7 @@ func (p *Processor) Run(ctx context.Context) error {
 // work is the processor's jsrun handler: it runs the pipeline on one
 // request and returns the decision settle made. A crash point cancels every
 // request in flight, and a crashed processor settles nothing.
-func (p *Processor) work(ctx context.Context, msg jetstream.Msg) jsrun.Decision {
+func (p *Processor) work(ctx context.Context, msg jsrun.Msg) jsrun.Decision {
 	if p.isCrashed() {
 		return jsrun.Decision{Action: jsrun.Abandon}
 	}

@@ -62,13 +62,9 @@ type Config struct {
 	Metrics *telemetry.Metrics
 }
 
-// AckPendingPerWorker is the default MaxAckPending per worker: jobs a
-// killed worker received and never settled keep their slot until AckWait
-// ends, and with MaxAckPending equal to the workers a restarted worker
-// received nothing until then. The headroom is room for about 31 workers'
-// worth of such jobs; each worker still pulls only what it has free
-// workers for (the processor's consumer uses the same rule).
-const AckPendingPerWorker = 32
+// AckPendingPerWorker is the default MaxAckPending per worker, the
+// processor's rule (jsrun.AckPendingPerWorker says why).
+const AckPendingPerWorker = jsrun.AckPendingPerWorker
 
 // DefaultConfig returns the production defaults.
 func DefaultConfig() Config {
@@ -153,10 +149,7 @@ func NewWorker(js jetstream.JetStream, store *Store, cfg Config) (*Worker, error
 	run := jsrun.Config{
 		Stream: topology.StreamHarvest, Consumer: w.ConsumerConfig(), Workers: cfg.Workers, PullWait: cfg.PullWait,
 		// Every job in flight at shutdown ends by its own ExtractTimeout first.
-		DrainTimeout: cfg.ExtractTimeout, Logger: cfg.Logger,
-	}
-	if cfg.Metrics != nil {
-		run.Metrics = cfg.Metrics
+		DrainTimeout: cfg.ExtractTimeout, Logger: cfg.Logger, Metrics: cfg.Metrics, // nil-safe
 	}
 	var err error
 	if w.runner, err = jsrun.New(js, run, w.handle); err != nil {
@@ -167,16 +160,8 @@ func NewWorker(js jetstream.JetStream, store *Store, cfg Config) (*Worker, error
 
 // ConsumerConfig is the durable consumer the worker creates or updates.
 func (w *Worker) ConsumerConfig() jetstream.ConsumerConfig {
-	return jetstream.ConsumerConfig{
-		Durable:       topology.ConsumerHarvester,
-		Description:   "memory harvest workers",
-		FilterSubject: topology.SubjectHarvest,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.cfg.AckWait,
-		MaxDeliver:    MaxDeliver,
-		MaxAckPending: cmp.Or(w.cfg.MaxAckPending, AckPendingPerWorker*w.cfg.Workers),
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-	}
+	return jsrun.Durable(topology.ConsumerHarvester, "memory harvest workers", topology.SubjectHarvest,
+		w.cfg.AckWait, MaxDeliver, cmp.Or(w.cfg.MaxAckPending, AckPendingPerWorker*w.cfg.Workers))
 }
 
 // Run pulls and handles jobs until ctx ends, then stops pulling, lets the
@@ -190,13 +175,9 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // handle runs one delivery of a job and decides how it is settled: acked
 // once its event is published, retried with NakWithDelay, or given up.
-func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) jsrun.Decision {
+func (w *Worker) handle(ctx context.Context, msg jsrun.Msg) jsrun.Decision {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.ExtractTimeout)
 	defer cancel()
-	delivered := uint64(1)
-	if md, err := msg.Metadata(); err == nil {
-		delivered = md.NumDelivered
-	}
 	job, err := DecodeJob(msg.Data())
 	if err != nil {
 		// Bad input never gets better: report it and stop now.
@@ -204,11 +185,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) jsrun.Decision {
 	}
 	if err := w.process(ctx, msg, job); err != nil {
 		w.log.Warn("harvest: attempt failed", "conversation_id", job.ConversationID,
-			"head_entry_id", job.HeadEntryID, "delivery", delivered, "code", errcode.Code(err), "err", err)
-		if delivered >= MaxDeliver {
+			"head_entry_id", job.HeadEntryID, "delivery", msg.Delivered, "code", errcode.Code(err), "err", err)
+		if msg.Delivered >= MaxDeliver {
 			return w.giveUp(ctx, msg, job, err)
 		}
-		return jsrun.Decision{Action: jsrun.Nak, Delay: w.cfg.Retry[min(int(delivered), len(w.cfg.Retry))-1]}
+		return jsrun.Decision{Action: jsrun.Nak, Delay: w.cfg.Retry[min(int(msg.Delivered), len(w.cfg.Retry))-1]}
 	}
 	// Confirmed, though the effect is idempotent: a redelivery re-stores the
 	// same slugs and republishes the same event id.
@@ -237,10 +218,13 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, job Job) error 
 // is settled and no dead letter. Only a job whose failed event cannot be
 // published is terminated, into the dead-letter stream. The failed event is
 // retried briefly: after Term there is no redelivery to try it again.
-func (w *Worker) giveUp(ctx context.Context, msg jetstream.Msg, job Job, cause error) jsrun.Decision {
+func (w *Worker) giveUp(ctx context.Context, msg jsrun.Msg, job Job, cause error) jsrun.Decision {
 	ev := Failed(job, cause, w.cfg.Now())
-	if ev.HeadEntryID == "" {
-		ev.EventID = "harvest-seq-" + streamSeq(msg) + ":" + ev.Kind
+	if seq := "unknown"; ev.HeadEntryID == "" {
+		if msg.StreamSeq > 0 {
+			seq = strconv.FormatUint(msg.StreamSeq, 10)
+		}
+		ev.EventID = "harvest-seq-" + seq + ":" + ev.Kind
 	}
 	var err error
 	for attempt := range 3 {
@@ -281,11 +265,4 @@ func partialJob(data []byte) Job {
 	var j Job
 	_ = json.Unmarshal(data, &j)
 	return j
-}
-
-func streamSeq(msg jetstream.Msg) string {
-	if md, err := msg.Metadata(); err == nil {
-		return strconv.FormatUint(md.Sequence.Stream, 10)
-	}
-	return "unknown"
 }

@@ -20,7 +20,14 @@ import (
 // Handler works on one delivery and decides how it is settled; the runner
 // sends the settle. ctx ends when a shutdown's drain gives up on the work.
 // Handlers run concurrently, up to Config.Workers at once.
-type Handler func(ctx context.Context, msg jetstream.Msg) Decision
+type Handler func(ctx context.Context, msg Msg) Decision
+
+// Msg is one delivery: the message and what its metadata says.
+type Msg struct {
+	jetstream.Msg
+	Delivered uint64 // the delivery count, 1 for the first
+	StreamSeq uint64 // 0 when the metadata cannot be read
+}
 
 // Decision is a handler's verdict on one delivery. The zero Decision
 // abandons it.
@@ -31,35 +38,40 @@ type Decision struct {
 }
 
 // Action is how a delivery is settled.
-type Action int
+type Action string
 
-// Actions.
+// Actions. Abandon settles nothing: the server redelivers after AckWait
+// and dead-letters the message once MaxDeliver deliveries are spent. Term
+// stops redeliveries; the server's advisory dead-letters the message.
 const (
-	// Abandon settles nothing: the server redelivers after AckWait, and
-	// dead-letters the message once MaxDeliver deliveries are spent.
-	Abandon Action = iota
-	// Ack settles the message as done.
-	Ack
-	// AckSync is Ack confirmed by the server (DoubleAck).
-	AckSync
-	// Nak redelivers the message after Decision.Delay.
-	Nak
-	// Term stops the message's redeliveries with Decision.Reason; the
-	// server's advisory puts it in the dead-letter stream.
-	Term
+	Abandon Action = ""
+	Ack     Action = "ack"
+	AckSync Action = "ack_sync" // Ack confirmed by the server (DoubleAck)
+	Nak     Action = "nak"
+	Term    Action = "term"
 )
 
-func (a Action) String() string {
-	return [...]string{"abandon", "ack", "ack_sync", "nak", "term"}[a]
+// Metrics receives the runner's measurements. Implementations must be safe
+// for concurrent use; a nil-safe one may record nothing.
+type Metrics interface {
+	Delivered(consumer string, numDelivered uint64) // each received message
+	InFlight(consumer string, delta int)            // messages handlers hold
 }
 
-// Metrics receives the runner's measurements. Implementations must be safe
-// for concurrent use.
-type Metrics interface {
-	// Delivered records a received message's delivery count.
-	Delivered(consumer string, numDelivered uint64)
-	// InFlight moves the gauge of messages a consumer's handlers hold.
-	InFlight(consumer string, delta int)
+// AckPendingPerWorker is the default MaxAckPending per worker of Cairn's
+// durables. Messages a killed process never settled stay pending until
+// their AckWait ends (so do delayed Naks): with MaxAckPending equal to the
+// workers, a restarted process got nothing for a whole AckWait. Pulls stay
+// bounded by free workers whatever it is.
+const AckPendingPerWorker = 32
+
+// Durable is a work consumer's configuration: explicit acks, every message
+// from the start, never an InactiveThreshold (a durable must not expire).
+func Durable(name, description, subject string, ackWait time.Duration, maxDeliver, maxAckPending int) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable: name, Description: description, FilterSubject: subject, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: ackWait, MaxDeliver: maxDeliver, MaxAckPending: maxAckPending, DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
 }
 
 // Config configures a Runner. Its users validate their own bounds; New
@@ -72,8 +84,8 @@ type Config struct {
 	// InProgress every AckWait/3.
 	Consumer jetstream.ConsumerConfig
 	// Workers bounds the handlers running at once. No pull asks for more
-	// messages than there are free workers, so no message waits in a buffer
-	// while its AckWait runs.
+	// messages than there are free workers: none waits in a buffer while
+	// its AckWait runs.
 	Workers int
 	// PullWait bounds one pull.
 	PullWait time.Duration
@@ -83,7 +95,7 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Logger receives operational logs (nil: discarded).
 	Logger *slog.Logger
-	// Metrics receives measurements (nil: none).
+	// Metrics receives measurements (required).
 	Metrics Metrics
 }
 
@@ -97,15 +109,12 @@ type Runner struct {
 
 // New returns a runner of h over cfg.Consumer. It does no I/O.
 func New(js jetstream.JetStream, cfg Config, h Handler) (*Runner, error) {
-	if js == nil || h == nil || cfg.Stream == "" || cfg.Consumer.Durable == "" ||
+	if js == nil || h == nil || cfg.Stream == "" || cfg.Consumer.Durable == "" || cfg.Metrics == nil ||
 		cfg.Consumer.AckWait <= 0 || cfg.Workers < 1 || cfg.PullWait <= 0 || cfg.DrainTimeout < 0 {
-		return nil, errors.New("jsrun: needs JetStream, a handler, Stream, Consumer.Durable, a positive Consumer.AckWait, Workers and PullWait")
+		return nil, errors.New("jsrun: needs JetStream, a handler, Stream, Consumer.Durable, a positive Consumer.AckWait, Workers, PullWait and Metrics")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = noMetrics{}
 	}
 	return &Runner{js: js, cfg: cfg, handle: h, log: cfg.Logger.With("durable", cfg.Consumer.Durable)}, nil
 }
@@ -137,7 +146,8 @@ func (r *Runner) Run(ctx context.Context) {
 // the last clean fetch, so a consumer that keeps failing is never retried
 // in a tight loop.
 func (r *Runner) pull(ctx, workCtx context.Context, running *sync.WaitGroup) {
-	free := newSlots(r.cfg.Workers)
+	free := make(slots, r.cfg.Workers)
+	free.release(r.cfg.Workers)
 	var fetches sync.WaitGroup
 	defer fetches.Wait()
 	var failures atomic.Int64
@@ -225,12 +235,12 @@ func (r *Runner) dispatch(workCtx context.Context, batch jetstream.MessageBatch,
 
 // work runs the handler on one message, sending InProgress while it runs,
 // and settles the message as the handler decided.
-func (r *Runner) work(ctx context.Context, msg jetstream.Msg) {
-	delivered := uint64(1)
-	if md, err := msg.Metadata(); err == nil {
-		delivered = md.NumDelivered
+func (r *Runner) work(ctx context.Context, jm jetstream.Msg) {
+	msg := Msg{Msg: jm, Delivered: 1}
+	if md, err := jm.Metadata(); err == nil {
+		msg.Delivered, msg.StreamSeq = md.NumDelivered, md.Sequence.Stream
 	}
-	r.cfg.Metrics.Delivered(r.cfg.Consumer.Durable, delivered)
+	r.cfg.Metrics.Delivered(r.cfg.Consumer.Durable, msg.Delivered)
 	r.cfg.Metrics.InFlight(r.cfg.Consumer.Durable, 1)
 	defer r.cfg.Metrics.InFlight(r.cfg.Consumer.Durable, -1)
 
@@ -246,7 +256,7 @@ func (r *Runner) work(ctx context.Context, msg jetstream.Msg) {
 // call runs the handler. A panic that escapes it is logged and settles
 // nothing, so one bad message cannot stop the process; handlers that want
 // a panic to become a failure they report recover it themselves.
-func (r *Runner) call(ctx context.Context, msg jetstream.Msg) (dec Decision) {
+func (r *Runner) call(ctx context.Context, msg Msg) (dec Decision) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("jsrun: handler panicked; the message returns after AckWait", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -300,19 +310,12 @@ func (r *Runner) settle(msg jetstream.Msg, dec Decision) {
 		err = msg.TermWithReason(dec.Reason)
 	}
 	if err != nil {
-		r.log.Warn("jsrun: settle not sent; the message returns after AckWait", "action", dec.Action.String(), "err", err)
+		r.log.Warn("jsrun: settle not sent; the message returns after AckWait", "action", dec.Action, "err", err)
 	}
 }
 
-// slots are the free workers: a pull takes every free one, and each
-// worker gives its own back when its handler returns.
+// slots are the free workers; each worker gives its own back when done.
 type slots chan struct{}
-
-func newSlots(n int) slots {
-	s := make(slots, n)
-	s.release(n)
-	return s
-}
 
 // take waits for one free slot, then takes every other free one without
 // waiting, and returns how many it took: 0 when ctx ended first.
@@ -336,8 +339,3 @@ func (s slots) release(n int) {
 		s <- struct{}{}
 	}
 }
-
-type noMetrics struct{}
-
-func (noMetrics) Delivered(string, uint64) {}
-func (noMetrics) InFlight(string, int)     {}

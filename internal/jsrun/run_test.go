@@ -34,7 +34,7 @@ func newFixture(t *testing.T, withStream bool) *fixture {
 			Durable: testDurable, AckPolicy: jetstream.AckExplicitPolicy, AckWait: 3 * time.Second,
 			MaxDeliver: 5, MaxAckPending: 64, FilterSubject: testSubject,
 		},
-		Workers: 2, PullWait: 100 * time.Millisecond, DrainTimeout: 5 * time.Second,
+		Workers: 2, PullWait: 100 * time.Millisecond, DrainTimeout: 5 * time.Second, Metrics: noMetrics{},
 	}}
 	if withStream {
 		f.createStream(t)
@@ -125,11 +125,10 @@ type seen struct {
 	got []string
 }
 
-func (s *seen) add(msg jetstream.Msg) {
-	md, _ := msg.Metadata()
+func (s *seen) add(msg Msg) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.got = append(s.got, fmt.Sprintf("%s#%d", msg.Data(), md.NumDelivered))
+	s.got = append(s.got, fmt.Sprintf("%s#%d", msg.Data(), msg.Delivered))
 }
 
 func (s *seen) has(want string) error {
@@ -147,7 +146,7 @@ func TestPullsNoMoreThanFreeWorkers(t *testing.T) {
 	f := newFixture(t, true)
 	release := make(chan struct{})
 	var running atomic.Int32
-	f.start(t, func(ctx context.Context, msg jetstream.Msg) Decision {
+	f.start(t, func(ctx context.Context, msg Msg) Decision {
 		running.Add(1)
 		<-release
 		return Decision{Action: Ack}
@@ -174,11 +173,10 @@ func TestSettlesAsTheHandlerDecides(t *testing.T) {
 	f := newFixture(t, true)
 	f.cfg.Consumer.AckWait = time.Second
 	var s seen
-	f.start(t, func(ctx context.Context, msg jetstream.Msg) Decision {
+	f.start(t, func(ctx context.Context, msg Msg) Decision {
 		s.add(msg)
-		md, _ := msg.Metadata()
 		switch {
-		case md.NumDelivered > 1:
+		case msg.Delivered > 1:
 			return Decision{Action: AckSync}
 		case string(msg.Data()) == "nak":
 			return Decision{Action: Nak, Delay: 50 * time.Millisecond}
@@ -206,7 +204,7 @@ func TestHeartbeatHoldsSlowWork(t *testing.T) {
 	f := newFixture(t, true)
 	f.cfg.Consumer.AckWait = time.Second
 	var calls atomic.Int32
-	f.start(t, func(ctx context.Context, msg jetstream.Msg) Decision {
+	f.start(t, func(ctx context.Context, msg Msg) Decision {
 		calls.Add(1)
 		select {
 		case <-time.After(2500 * time.Millisecond): // well past AckWait
@@ -228,7 +226,7 @@ func TestDrainNaksWhatOutlivesTheTimeout(t *testing.T) {
 	f.cfg.DrainTimeout = 50 * time.Millisecond
 	f.cfg.Consumer.AckWait = time.Minute
 	started := make(chan struct{})
-	stop := f.start(t, func(ctx context.Context, msg jetstream.Msg) Decision {
+	stop := f.start(t, func(ctx context.Context, msg Msg) Decision {
 		close(started)
 		<-ctx.Done()
 		return Decision{Action: Term, Reason: "cancelled"}
@@ -237,7 +235,7 @@ func TestDrainNaksWhatOutlivesTheTimeout(t *testing.T) {
 	<-started
 	stop()
 	var s seen
-	f.start(t, func(ctx context.Context, msg jetstream.Msg) Decision {
+	f.start(t, func(ctx context.Context, msg Msg) Decision {
 		s.add(msg)
 		return Decision{Action: Ack}
 	})
@@ -249,7 +247,7 @@ func TestDrainNaksWhatOutlivesTheTimeout(t *testing.T) {
 func TestRecreatesDeletedDurable(t *testing.T) {
 	f := newFixture(t, true)
 	var s seen
-	f.start(t, func(ctx context.Context, msg jetstream.Msg) Decision {
+	f.start(t, func(ctx context.Context, msg Msg) Decision {
 		s.add(msg)
 		return Decision{Action: Ack}
 	})
@@ -270,7 +268,7 @@ func TestRecreatesDeletedDurable(t *testing.T) {
 func TestWaitsForAMissingStream(t *testing.T) {
 	f := newFixture(t, false)
 	var s seen
-	f.start(t, func(ctx context.Context, msg jetstream.Msg) Decision {
+	f.start(t, func(ctx context.Context, msg Msg) Decision {
 		s.add(msg)
 		return Decision{Action: Ack}
 	})
@@ -281,12 +279,13 @@ func TestWaitsForAMissingStream(t *testing.T) {
 
 func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 	f := newFixture(t, false)
-	ok := func(context.Context, jetstream.Msg) Decision { return Decision{} }
+	ok := func(context.Context, Msg) Decision { return Decision{} }
 	for name, mutate := range map[string]func(*Config){
 		"no stream":  func(c *Config) { c.Stream = "" },
 		"no durable": func(c *Config) { c.Consumer.Durable = "" },
 		"no workers": func(c *Config) { c.Workers = 0 },
 		"no ackwait": func(c *Config) { c.Consumer.AckWait = 0 },
+		"no metrics": func(c *Config) { c.Metrics = nil },
 	} {
 		cfg := f.cfg
 		mutate(&cfg)
@@ -295,3 +294,8 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		}
 	}
 }
+
+type noMetrics struct{}
+
+func (noMetrics) Delivered(string, uint64) {}
+func (noMetrics) InFlight(string, int)     {}

@@ -47,3 +47,9 @@ func TestSlotsTakeReturnsZeroWhenCancelled(t *testing.T) {
 		t.Fatalf("took %d slots after cancellation", n)
 	}
 }
+
+func newSlots(n int) slots {
+	s := make(slots, n)
+	s.release(n)
+	return s
+}
