@@ -32,3 +32,21 @@ func TestWorkerRecreatesDeletedDurable(t *testing.T) {
 	}
 	e.waitSettled(t)
 }
+
+// A worker started before the harvest stream exists keeps trying to create
+// its durable instead of giving up, and harvests once the stream is there.
+func TestWorkerWaitsForTheHarvestStream(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.js.DeleteStream(ctx, topology.StreamHarvest); err != nil {
+		t.Fatal(err)
+	}
+	e.startWorker(t, e.testConfig(t))
+	if _, err := topology.Ensure(ctx, e.js, topology.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	e.publishJob(t, sampleJob(), "")
+	e.waitEvents(t, 1)
+	e.waitSettled(t)
+}

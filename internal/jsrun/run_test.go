@@ -3,6 +3,7 @@ package jsrun
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -299,3 +300,48 @@ type noMetrics struct{}
 
 func (noMetrics) Delivered(string, uint64) {}
 func (noMetrics) InFlight(string, int)     {}
+
+// While the durable cannot be created, the runner retries with a growing
+// pause (100, 200, 400 ms after the first three failures), never in a tight
+// loop, and logs each failure.
+func TestRetriesAMissingDurableWithBackoff(t *testing.T) {
+	f := newFixture(t, false)
+	var rec failureLog
+	f.cfg.Logger = slog.New(&rec)
+	f.start(t, func(ctx context.Context, msg Msg) Decision { return Decision{Action: Ack} })
+	var at []time.Time
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if at = rec.times(); len(at) < 4 {
+			return fmt.Errorf("%d failures logged", len(at))
+		}
+		return nil
+	})
+	if gap := at[3].Sub(at[0]); gap < 700*time.Millisecond {
+		t.Fatalf("four failed creates within %v: no backoff", gap)
+	}
+}
+
+// failureLog is a slog handler that keeps the times of warnings.
+type failureLog struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (l *failureLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *failureLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *failureLog) WithGroup(string) slog.Handler            { return l }
+
+func (l *failureLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.at = append(l.at, r.Time)
+	}
+	return nil
+}
+
+func (l *failureLog) times() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Time(nil), l.at...)
+}
