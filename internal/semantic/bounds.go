@@ -19,7 +19,8 @@ type Bounds struct {
 	TextBytes         int // max bytes of any text field
 }
 
-// DefaultBounds is the bounds table of the contract.
+// DefaultBounds are the bounds Cairn enforces (docs/request.md gives the
+// byte limit of the whole semantic, semantic_max_bytes).
 var DefaultBounds = Bounds{
 	Objective:         8,
 	UserRequests:      64,
@@ -41,8 +42,9 @@ var DefaultBounds = Bounds{
 var limits = DefaultBounds
 
 const (
-	// IDMaxBytes is the longest citation (event or artifact id) accepted
-	// (Cairn decision 0.2 item 12: ids are 1..200 bytes, not only UUIDv7).
+	// IDMaxBytes is the longest citation (event or artifact id) accepted.
+	// Any id of 1..200 bytes is a citation, not only a UUIDv7: lanes carry
+	// their producers' event ids.
 	IDMaxBytes = 200
 	// ClassMaxBytes is the longest secret-omission class.
 	ClassMaxBytes = 64

@@ -9,8 +9,8 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
-// Event ids of the test lane; ids need not be UUIDv7 (Cairn decision 0.2
-// item 12), so one of each kind is used.
+// Event ids of the test lane; ids need not be UUIDv7 (any 1..IDMaxBytes
+// bytes is a citation), so one of each kind is used.
 const (
 	evUser1     = "01890a5d-ac96-774b-bcce-b302099a8057"
 	evAssistant = "evt-assistant-2"

@@ -280,8 +280,8 @@ func TestParseTyped(t *testing.T) {
 	wantInvalid(t, (*Semantic)(nil).Validate(), msgNotMap)
 }
 
-// CT-11 (semantic part): duplicate fields are rejected, at the top level and
-// inside entries.
+// Duplicate fields are rejected, at the top level and inside entries, as in
+// every message Cairn reads (docs/canonical-json.md).
 func TestParseJSONDuplicateFields(t *testing.T) {
 	top := strings.Replace(baseJSON, `"version": 1,`, `"version": 1, "version": 1,`, 1)
 	_, err := ParseJSON([]byte(top))
@@ -334,4 +334,65 @@ func TestMapOfZeroValueHasEveryKey(t *testing.T) {
 	if enc, _ := canonical.Encode((*Semantic)(nil)); string(enc) != "null" {
 		t.Fatalf("nil encodes as %s", enc)
 	}
+}
+
+// A shape error names the field in details.path, whether the structure or
+// the value is wrong, so that a repair prompt can point at it.
+func TestParseErrorPaths(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(t *testing.T, m map[string]any)
+		msg    string
+		path   string
+	}{
+		{"version", func(t *testing.T, m map[string]any) { m["version"] = "1" }, msgVersion, "version"},
+		{"list", func(t *testing.T, m map[string]any) { m["constraints"] = "x" }, msgCollection, "constraints"},
+		{"oversized list", func(t *testing.T, m map[string]any) {
+			m["objective"] = repeat(9, func(i int) any { return sourcedEntry(fmt.Sprint(i)) })
+		}, msgCollection, "objective"},
+		{"entry", func(t *testing.T, m map[string]any) { m["objective"] = []any{"x"} }, msgObject, "objective[0]"},
+		{"entry fields", func(t *testing.T, m map[string]any) { entry(t, m, "errors.0")["x"] = 1 }, msgUnexpected, "errors[0]"},
+		{"text type", func(t *testing.T, m map[string]any) { entry(t, m, "decisions.0")["text"] = 5 }, msgText, "decisions[0].text"},
+		{"text value", func(t *testing.T, m map[string]any) { entry(t, m, "decisions.0")["rationale"] = "" }, msgText, "decisions[0].rationale"},
+		{"id type", func(t *testing.T, m map[string]any) {
+			entry(t, m, "progress.completed.0")["verification_event_ids"] = []any{evTool, 7}
+		}, msgIDs, "progress.completed[0].verification_event_ids[1]"},
+		{"id repeated", func(t *testing.T, m map[string]any) {
+			entry(t, m, "progress.pending.0")["source_event_ids"] = []any{evUser2, evUser2}
+		}, msgIDs, "progress.pending[0].source_event_ids[1]"},
+		{"ids empty", func(t *testing.T, m map[string]any) {
+			entry(t, m, "artifact_refs.0")["source_event_ids"] = []any{}
+		}, msgIDs, "artifact_refs[0].source_event_ids"},
+		{"omission", func(t *testing.T, m map[string]any) {
+			r := entry(t, m, "user_requests.0")
+			r["exact_excerpt"], r["secret_omission"] = nil, omission("password", "abc")
+		}, msgOmissionHash, "user_requests[0].secret_omission.source_span_hash"},
+		{"enum", func(t *testing.T, m map[string]any) { entry(t, m, "errors.0")["status"] = "closed" }, msgEnum, "errors[0].status"},
+		{"coverage type", func(t *testing.T, m map[string]any) {
+			entry(t, m, "coverage")["last_chat_seq"] = json.Number("4.0")
+		}, msgCoverage, "coverage.last_chat_seq"},
+		{"coverage value", func(t *testing.T, m map[string]any) {
+			entry(t, m, "coverage")["last_chat_seq"] = json.Number("0")
+		}, msgCoverage, "coverage"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := baseMap(t)
+			tt.mutate(t, m)
+			_, err := Parse(m)
+			if e := wantInvalid(t, err, tt.msg); e.Details["path"] != tt.path {
+				t.Fatalf("path = %v, want %s", e.Details["path"], tt.path)
+			}
+		})
+	}
+}
+
+// The structure of a document is checked before its values: a value of the
+// wrong JSON type is reported before a bad value earlier in the document.
+func TestParseStructureBeforeValues(t *testing.T) {
+	m := baseMap(t)
+	entry(t, m, "objective.0")["text"] = ""
+	m["coverage"] = "1..4"
+	_, err := Parse(m)
+	wantInvalid(t, err, msgObject)
 }

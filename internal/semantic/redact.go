@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -116,33 +117,30 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// dedupe drops entries identical (by canonical encoding) to an earlier entry
-// of the same list.
+// dedupe drops entries equal to an earlier entry of the same list, by the
+// comparisons uniqueEntries uses.
 func dedupe(s *Semantic) {
-	s.Objective = uniqueBy(s.Objective)
-	s.UserRequests = uniqueBy(s.UserRequests)
-	s.Constraints = uniqueBy(s.Constraints)
-	s.Decisions = uniqueBy(s.Decisions)
-	s.Progress.Completed = uniqueBy(s.Progress.Completed)
-	s.Progress.Active = uniqueBy(s.Progress.Active)
-	s.Progress.Blocked = uniqueBy(s.Progress.Blocked)
-	s.Progress.Pending = uniqueBy(s.Progress.Pending)
-	s.CriticalContext = uniqueBy(s.CriticalContext)
-	s.Errors = uniqueBy(s.Errors)
-	s.ArtifactRefs = uniqueBy(s.ArtifactRefs)
+	s.Objective = withoutRepeats(s.Objective, compareSourced)
+	s.UserRequests = withoutRepeats(s.UserRequests, compareUserRequests)
+	s.Constraints = withoutRepeats(s.Constraints, compareSourced)
+	s.Decisions = withoutRepeats(s.Decisions, compareDecisions)
+	s.Progress.Completed = withoutRepeats(s.Progress.Completed, compareProgressItems)
+	s.Progress.Active = withoutRepeats(s.Progress.Active, compareProgressItems)
+	s.Progress.Blocked = withoutRepeats(s.Progress.Blocked, compareProgressItems)
+	s.Progress.Pending = withoutRepeats(s.Progress.Pending, compareProgressItems)
+	s.CriticalContext = withoutRepeats(s.CriticalContext, compareSourced)
+	s.Errors = withoutRepeats(s.Errors, compareErrors)
+	s.ArtifactRefs = withoutRepeats(s.ArtifactRefs, compareArtifactRefs)
 }
 
-func uniqueBy[T interface{ Map() map[string]any }](list []T) []T {
-	seen := make(map[string]bool, len(list))
+// withoutRepeats keeps the first of each set of equal entries, in order,
+// reusing list's array.
+func withoutRepeats[T any](list []T, compare func(a, b *T) int) []T {
 	out := list[:0]
-	for _, e := range list {
-		b, err := canonical.Encode(e.Map())
-		key := string(b)
-		if err == nil && seen[key] {
-			continue
+	for i := range list {
+		if !slices.ContainsFunc(out, func(kept T) bool { return compare(&kept, &list[i]) == 0 }) {
+			out = append(out, list[i])
 		}
-		seen[key] = true
-		out = append(out, e)
 	}
 	return out
 }

@@ -5,8 +5,8 @@ const SchemaDraft = "https://json-schema.org/draft/2020-12/schema"
 
 // JSONSchema returns the draft 2020-12 schema of a Semantic derived from
 // b: every object closed with all its keys required in canonical order, list
-// sizes from b, text 1..b.TextBytes characters, citations 1..200 characters
-// (Cairn decision 0.2 item 12), nullable values as oneOf with {type: null}.
+// sizes from b, text 1..b.TextBytes characters, citations 1..IDMaxBytes
+// characters, nullable values as oneOf with {type: null}.
 // The schema counts characters where the validator counts bytes and cannot
 // express excerpt/omission exclusivity; Parse and Validate stay
 // authoritative. Each call returns a fresh map the caller may modify.

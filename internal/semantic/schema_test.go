@@ -9,7 +9,7 @@ import (
 	"github.com/cairnhq/cairn/internal/canonical"
 )
 
-// CT-19: the schema is closed and derived from the authoritative fields.
+// The schema is closed and derived from the authoritative fields.
 func TestJSONSchemaClosedAndDerived(t *testing.T) {
 	s := JSONSchema(DefaultBounds)
 	if s["additionalProperties"] != false {

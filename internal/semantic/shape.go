@@ -2,172 +2,188 @@ package semantic
 
 import (
 	"slices"
-	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/errcode"
 )
 
-// The shape check of a typed value. It applies to s exactly what parseMap
-// applies to s.Map(), in the same order and with the same messages, without
-// building the map: Map always yields every key and closed entry objects, so
-// only the values remain to be checked. Callers check a typed semantic
-// several times per compaction, which made the map round trip costly.
+// The value check of a typed semantic: bounds, texts, ids, enums,
+// exclusivity and coverage, field by field in the order of the types (a
+// user request's status before its excerpt or omission). Parse applies it
+// after decoding; Validate and Normalize apply it to a typed value.
 
-// validateShape is parseMap(s.Map()) for a non-nil s, minus the result.
+// Validate shape-checks a typed value: what Parse checks of a document,
+// minus the structure its type already guarantees.
+func (s *Semantic) Validate() error {
+	if s == nil {
+		return invalid(msgNotMap)
+	}
+	return s.validateShape()
+}
+
+// validateShape returns the first value error of a non-nil s. It returns
+// error, not *errcode.Error, so that a nil result is a nil interface.
 func (s *Semantic) validateShape() error {
-	if s.Version != Version {
-		return invalid(msgVersion)
-	}
-	if err := checkList(s.Objective, limits.Objective, Sourced.check); err != nil {
+	if err := s.check(); err != nil {
 		return err
-	}
-	if err := checkList(s.UserRequests, limits.UserRequests, UserRequest.check); err != nil {
-		return err
-	}
-	if err := checkList(s.Constraints, limits.Constraints, Sourced.check); err != nil {
-		return err
-	}
-	if err := checkList(s.Decisions, limits.Decisions, Decision.check); err != nil {
-		return err
-	}
-	if err := s.Progress.check(); err != nil {
-		return err
-	}
-	if err := checkList(s.CriticalContext, limits.CriticalContext, Sourced.check); err != nil {
-		return err
-	}
-	if err := checkList(s.Errors, limits.Errors, ErrorEntry.check); err != nil {
-		return err
-	}
-	if err := checkList(s.ArtifactRefs, limits.ArtifactRefs, ArtifactRef.check); err != nil {
-		return err
-	}
-	if c := s.Coverage; c.FirstChatSeq <= 0 || c.LastChatSeq < c.FirstChatSeq {
-		return invalid(msgCoverage)
 	}
 	return nil
 }
 
-// checkList is list's bound, then each entry's check in order.
-func checkList[T any](entries []T, maximum int, check func(T) error) error {
-	if len(entries) > maximum {
-		return invalid(msgCollection)
+func (s *Semantic) check() *errcode.Error {
+	if s.Version != Version {
+		return invalidAt(msgVersion, "version")
 	}
-	for _, e := range entries {
+	if err := checkList(s.Objective, limits.Objective, Sourced.check); err != nil {
+		return within(err, "objective")
+	}
+	if err := checkList(s.UserRequests, limits.UserRequests, UserRequest.check); err != nil {
+		return within(err, "user_requests")
+	}
+	if err := checkList(s.Constraints, limits.Constraints, Sourced.check); err != nil {
+		return within(err, "constraints")
+	}
+	if err := checkList(s.Decisions, limits.Decisions, Decision.check); err != nil {
+		return within(err, "decisions")
+	}
+	if err := s.Progress.check(); err != nil {
+		return within(err, "progress")
+	}
+	if err := checkList(s.CriticalContext, limits.CriticalContext, Sourced.check); err != nil {
+		return within(err, "critical_context")
+	}
+	if err := checkList(s.Errors, limits.Errors, ErrorEntry.check); err != nil {
+		return within(err, "errors")
+	}
+	if err := checkList(s.ArtifactRefs, limits.ArtifactRefs, ArtifactRef.check); err != nil {
+		return within(err, "artifact_refs")
+	}
+	if c := s.Coverage; c.FirstChatSeq <= 0 || c.LastChatSeq < c.FirstChatSeq {
+		return invalidAt(msgCoverage, "coverage")
+	}
+	return nil
+}
+
+// checkList checks the list's bound, then each entry in order.
+func checkList[T any](entries []T, maximum int, check func(T) *errcode.Error) *errcode.Error {
+	if len(entries) > maximum {
+		return invalidAt(msgCollection, "")
+	}
+	for i, e := range entries {
 		if err := check(e); err != nil {
-			return err
+			return within(err, index(i))
 		}
 	}
 	return nil
 }
 
-func (p Progress) check() error {
+func (p Progress) check() *errcode.Error {
 	if err := checkList(p.Completed, limits.ProgressCompleted, ProgressItem.check); err != nil {
-		return err
+		return within(err, "completed")
 	}
 	if err := checkList(p.Active, limits.ProgressActive, ProgressItem.check); err != nil {
-		return err
+		return within(err, "active")
 	}
 	if err := checkList(p.Blocked, limits.ProgressBlocked, ProgressItem.check); err != nil {
-		return err
+		return within(err, "blocked")
 	}
-	return checkList(p.Pending, limits.ProgressPending, ProgressItem.check)
+	if err := checkList(p.Pending, limits.ProgressPending, ProgressItem.check); err != nil {
+		return within(err, "pending")
+	}
+	return nil
 }
 
-func (e Sourced) check() error {
+func (e Sourced) check() *errcode.Error {
 	if !validText(e.Text, limits.TextBytes) {
-		return invalid(msgText)
+		return invalidAt(msgText, "text")
 	}
-	return checkIDs(e.SourceEventIDs, 1)
+	return within(checkIDs(e.SourceEventIDs, 1), "source_event_ids")
 }
 
-func (r UserRequest) check() error {
+// check requires exactly one of excerpt and omission, after the id and the
+// status: with no omission the excerpt must be text (so both nil is a text
+// error).
+func (r UserRequest) check() *errcode.Error {
 	if !validID(r.SourceEventID) {
-		return invalid(msgUUID)
+		return invalidAt(msgUUID, "source_event_id")
 	}
 	if !slices.Contains(requestStatuses, r.Status) {
-		return invalid(msgEnum)
+		return invalidAt(msgEnum, "status")
 	}
-	// excerptOrOmission's order: no omission means the excerpt must be
-	// text (so both nil is a text error).
 	switch {
 	case r.SecretOmission == nil:
 		if r.ExactExcerpt == nil || !validText(*r.ExactExcerpt, limits.TextBytes) {
-			return invalid(msgText)
+			return invalidAt(msgText, "exact_excerpt")
 		}
 	case r.ExactExcerpt == nil:
 		if !validText(r.SecretOmission.Class, ClassMaxBytes) {
-			return invalid(msgText)
+			return invalidAt(msgText, "secret_omission.class")
 		}
 		if !ValidHash(r.SecretOmission.SourceSpanHash) {
-			return invalid(msgOmissionHash)
+			return invalidAt(msgOmissionHash, "secret_omission.source_span_hash")
 		}
 	default:
-		return invalid(msgExclusive)
+		return invalidAt(msgExclusive, "secret_omission")
 	}
 	return nil
 }
 
-func (d Decision) check() error {
+func (d Decision) check() *errcode.Error {
 	if !validText(d.Text, limits.TextBytes) {
-		return invalid(msgText)
+		return invalidAt(msgText, "text")
 	}
 	if d.Rationale != nil && !validText(*d.Rationale, limits.TextBytes) {
-		return invalid(msgText)
+		return invalidAt(msgText, "rationale")
 	}
-	return checkIDs(d.SourceEventIDs, 1)
+	return within(checkIDs(d.SourceEventIDs, 1), "source_event_ids")
 }
 
-func (p ProgressItem) check() error {
+func (p ProgressItem) check() *errcode.Error {
 	if !validText(p.Text, limits.TextBytes) {
-		return invalid(msgText)
+		return invalidAt(msgText, "text")
 	}
 	if err := checkIDs(p.SourceEventIDs, 1); err != nil {
-		return err
+		return within(err, "source_event_ids")
 	}
-	return checkIDs(p.VerificationEventIDs, 0)
+	return within(checkIDs(p.VerificationEventIDs, 0), "verification_event_ids")
 }
 
-func (e ErrorEntry) check() error {
+func (e ErrorEntry) check() *errcode.Error {
 	if !validText(e.Message, limits.TextBytes) {
-		return invalid(msgText)
+		return invalidAt(msgText, "message")
 	}
 	if !slices.Contains(errorStatuses, e.Status) {
-		return invalid(msgEnum)
+		return invalidAt(msgEnum, "status")
 	}
-	return checkIDs(e.SourceEventIDs, 1)
+	return within(checkIDs(e.SourceEventIDs, 1), "source_event_ids")
 }
 
-func (a ArtifactRef) check() error {
+func (a ArtifactRef) check() *errcode.Error {
 	if !validID(a.ArtifactID) {
-		return invalid(msgUUID)
+		return invalidAt(msgUUID, "artifact_id")
 	}
 	if !validText(a.Purpose, limits.TextBytes) {
-		return invalid(msgText)
+		return invalidAt(msgText, "purpose")
 	}
-	return checkIDs(a.SourceEventIDs, 1)
+	return within(checkIDs(a.SourceEventIDs, 1), "source_event_ids")
 }
 
-// validText is text's test: 1..maximum bytes of valid UTF-8.
-func validText(s string, maximum int) bool {
-	return len(s) >= 1 && len(s) <= maximum && utf8.ValidString(s)
-}
-
-// checkIDs is eventIDs' test: minimum..SourceEventIDs unique citations.
-func checkIDs(ids []string, minimum int) error {
+// checkIDs requires minimum..SourceEventIDs distinct citations.
+func checkIDs(ids []string, minimum int) *errcode.Error {
 	if len(ids) < minimum || len(ids) > limits.SourceEventIDs {
-		return invalid(msgIDs)
+		return invalidAt(msgIDs, "")
 	}
 	for i, id := range ids {
 		if !validID(id) || slices.Contains(ids[:i], id) {
-			return invalid(msgIDs)
+			return invalidAt(msgIDs, index(i))
 		}
 	}
 	return nil
 }
 
-// Normalize shape-checks s and returns what Parse(s.Map()) returns: a deep
-// copy in which every list is non-nil, so that later changes to s do not
-// reach the copy. It builds no maps. The error is Parse's. A nil s is
-// msgNotMap, as for Parse.
+// Normalize shape-checks s and returns what Parse of its encoding returns:
+// a deep copy in which every list is non-nil, so that later changes to s do
+// not reach the copy. The error is Parse's. A nil s is msgNotMap, as for
+// Parse.
 func Normalize(s *Semantic) (*Semantic, error) {
 	if s == nil {
 		return nil, invalid(msgNotMap)
@@ -180,7 +196,7 @@ func Normalize(s *Semantic) (*Semantic, error) {
 	return c, nil
 }
 
-// normalizeLists replaces nil lists by empty ones, as parsing a map does.
+// normalizeLists replaces nil lists by empty ones, as decoding does.
 // Of a shape-checked value's id lists only verification_event_ids may be
 // empty; the others hold at least one id.
 func (s *Semantic) normalizeLists() {

@@ -2,6 +2,7 @@ package semantic
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -11,9 +12,10 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
-// The typed paths (Validate, Normalize, AppendCanonical, Hash and the
-// uniqueness check) must agree with the map forms they replace on every
-// value, valid or not. randomSemantic draws values near every bound.
+// The typed paths (Validate, Normalize and the uniqueness check) must agree
+// with Parse of the map form on every value, valid or not, and the encoding
+// with encoding/json's reading of the same types. semanticGen draws values
+// near every bound.
 
 // semanticGen draws semantics; with faults, about one value in faults is
 // outside the schema (empty, oversized, invalid UTF-8, a bad enum...).
@@ -241,26 +243,30 @@ func TestNormalizeCopies(t *testing.T) {
 	}
 }
 
-func TestAppendCanonicalMatchesEncodeOfMap(t *testing.T) {
+// The canonical encoding holds what encoding/json writes for the same
+// value, keys sorted: every field under its json name, a nil list as [].
+// A field the encoder missed, or named otherwise, fails here.
+func TestAppendCanonicalMatchesEncodingJSON(t *testing.T) {
 	g := semanticGen{r: rand.New(rand.NewPCG(3, 4)), faults: 150}
 	for range 1_000 {
 		s := g.semantic()
-		want, wantErr := canonical.Encode(s.Map())
 		prefix := []byte("prefix")
-		got, gotErr := s.AppendCanonical(prefix)
-		sameError(t, "AppendCanonical", gotErr, wantErr)
-		if wantErr != nil {
-			if !bytes.Equal(got, prefix) {
-				t.Fatalf("failed AppendCanonical extended dst: %q", got)
+		got, err := s.AppendCanonical(prefix)
+		if !utf8Valid(s) {
+			if !errorsIsNotCanonical(err) || !bytes.Equal(got, prefix) {
+				t.Fatalf("AppendCanonical of invalid UTF-8 = %q, %v", got, err)
 			}
 			continue
 		}
-		if !bytes.Equal(got[len(prefix):], want) || !bytes.Equal(got[:len(prefix)], prefix) {
+		if err != nil || !bytes.Equal(got[:len(prefix)], prefix) {
+			t.Fatalf("AppendCanonical = %q, %v", got, err)
+		}
+		want := viaEncodingJSON(t, s)
+		if !bytes.Equal(got[len(prefix):], want) {
 			t.Fatalf("AppendCanonical =\n%s\nwant\n%s", got[len(prefix):], want)
 		}
-		wantHash, _ := canonical.Hash(s.Map())
-		if h, err := s.Hash(); err != nil || h != wantHash {
-			t.Fatalf("Hash = %q, %v; want %q", h, err, wantHash)
+		if h, err := s.Hash(); err != nil || h != canonical.HashBytes(want) {
+			t.Fatalf("Hash = %q, %v; want %q", h, err, canonical.HashBytes(want))
 		}
 		if n, err := s.encodedSize(); err != nil || n != len(want) {
 			t.Fatalf("encodedSize = %d, %v; want %d", n, err, len(want))
@@ -270,20 +276,68 @@ func TestAppendCanonicalMatchesEncodeOfMap(t *testing.T) {
 	if b, err := none.AppendCanonical(nil); err != nil || string(b) != "null" {
 		t.Fatalf("nil AppendCanonical = %q, %v", b, err)
 	}
-	wantNil, _ := canonical.Hash(none.Map())
-	if h, err := none.Hash(); err != nil || h != wantNil {
-		t.Fatalf("nil Hash = %q, %v; want %q", h, err, wantNil)
+	if h, err := none.Hash(); err != nil || h != canonical.HashBytes([]byte("{}")) {
+		t.Fatalf("nil Hash = %q, %v; want the hash of {}", h, err)
 	}
 }
 
-// uniqueByEncoding is the contract's uniqueness test, by canonical encoding.
+// viaEncodingJSON is the canonical form of encoding/json's encoding of s
+// with nil lists made empty.
+func viaEncodingJSON(t *testing.T, s *Semantic) []byte {
+	t.Helper()
+	c := s.Clone()
+	c.normalizeLists()
+	for _, list := range [][]Sourced{c.Objective, c.Constraints, c.CriticalContext} {
+		for i := range list {
+			nonNil(&list[i].SourceEventIDs)
+		}
+	}
+	for i := range c.Decisions {
+		nonNil(&c.Decisions[i].SourceEventIDs)
+	}
+	for _, items := range c.Progress.lists() {
+		for i := range items {
+			nonNil(&items[i].SourceEventIDs)
+		}
+	}
+	for i := range c.Errors {
+		nonNil(&c.Errors[i].SourceEventIDs)
+	}
+	for i := range c.ArtifactRefs {
+		nonNil(&c.ArtifactRefs[i].SourceEventIDs)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := canonical.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := canonical.Encode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enc
+}
+
+// utf8Valid reports whether every string of s is valid UTF-8: encoding/json
+// writes each invalid byte as the escape \ufffd (and the generator draws no
+// U+FFFD).
+func utf8Valid(s *Semantic) bool {
+	b, err := json.Marshal(s)
+	return err == nil && !bytes.Contains(b, []byte(`\ufffd`))
+}
+
+// uniqueByEncoding is the uniqueness rule by its definition: no two entries
+// of a list with the same canonical encoding.
 func uniqueByEncoding(s *Semantic) bool {
 	p := s.Progress
-	for _, entries := range [][]any{
-		mapList(s.Objective), mapList(s.UserRequests), mapList(s.Constraints), mapList(s.Decisions),
-		mapList(p.Completed), mapList(p.Active), mapList(p.Blocked), mapList(p.Pending),
-		mapList(s.CriticalContext), mapList(s.Errors), mapList(s.ArtifactRefs),
+	for _, list := range []any{
+		s.Objective, s.UserRequests, s.Constraints, s.Decisions, p.Completed, p.Active, p.Blocked, p.Pending,
+		s.CriticalContext, s.Errors, s.ArtifactRefs,
 	} {
+		entries := plain(reflect.ValueOf(list)).([]any)
 		seen := map[string]bool{}
 		for _, e := range entries {
 			b, _ := canonical.Encode(e)

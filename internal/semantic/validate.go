@@ -47,13 +47,13 @@ type Sources struct {
 	Lineage *Semantic
 }
 
-// Validate checks a candidate against its sources in the
-// contract's order: shape, exact coverage, known sources, source-backed
-// artifacts, exact excerpts, uniqueness, byte size. Following Cairn decision
-// 0.2 item 10, a user request whose source_event_id, excerpt and omission
-// equal an entry of src.Lineage is accepted without quoting a processed
-// event (its status may change); new requests must quote a user event of
-// src.Events. The first failure is returned as an *errcode.Error with code
+// Validate checks a candidate against its sources in this order: shape,
+// exact coverage, known sources, source-backed artifacts, exact excerpts,
+// uniqueness, byte size. A user request whose source_event_id, excerpt and
+// omission equal an entry of src.Lineage is accepted without quoting a
+// processed event (its status may change): the events it quoted were
+// compacted away by an earlier checkpoint, so carrying it forward must not
+// need them. New requests must quote a user event of src.Events. The first failure is returned as an *errcode.Error with code
 // invalid_compaction_semantic.
 func Validate(s *Semantic, src Sources) error {
 	if err := s.Validate(); err != nil {

@@ -1,0 +1,353 @@
+package semantic
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// The semantic is encoded and decoded by its types' json tags alone:
+// encoding goes through Map, the plain value canonical.Encode writes (keys
+// sorted by their bytes, the canonical string escapes, no whitespace);
+// decoding reads the value canonical.Decode returns into the types,
+// checking its structure on the way, and then checks the values (shape.go).
+// A field added to a type is encoded, hashed and decoded without further
+// edits.
+
+// Map returns the plain form of s, the value that is hashed, size-checked
+// and persisted: every key present, a struct as a map[string]any keyed by
+// its json names, a nil list as an empty one, a nil pointer as nil. A nil s
+// maps to nil.
+func (s *Semantic) Map() map[string]any {
+	if s == nil {
+		return nil
+	}
+	return plain(reflect.ValueOf(s).Elem()).(map[string]any)
+}
+
+// plain converts a value of the semantic types to the canonical value domain.
+func plain(v reflect.Value) any {
+	switch v.Kind() {
+	case reflect.Struct:
+		fields := jsonFields(v.Type())
+		m := make(map[string]any, len(fields))
+		for _, f := range fields {
+			m[f.name] = plain(v.Field(f.index))
+		}
+		return m
+	case reflect.Slice:
+		list := make([]any, v.Len())
+		for i := range list {
+			list[i] = plain(v.Index(i))
+		}
+		return list
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return plain(v.Elem())
+	case reflect.String:
+		return v.String()
+	case reflect.Int, reflect.Int64:
+		return v.Int()
+	}
+	panic("semantic: no plain form for " + v.Type().String())
+}
+
+// field is a struct field as encoding/json sees it.
+type field struct {
+	name  string
+	index int
+}
+
+// jsonFields lists t's fields with their json names, in declaration order.
+func jsonFields(t reflect.Type) []field {
+	fields := make([]field, t.NumField())
+	for i := range fields {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		fields[i] = field{name: name, index: i}
+	}
+	return fields
+}
+
+// CanonicalValue implements canonical.Valuer: a *Semantic hashes as its Map.
+// A nil *Semantic encodes as null.
+func (s *Semantic) CanonicalValue() any {
+	if s == nil {
+		return nil
+	}
+	return s.Map()
+}
+
+var _ canonical.Valuer = (*Semantic)(nil)
+
+// AppendCanonical appends the canonical encoding of s.Map() to dst, the
+// bytes that are hashed, size-checked and rendered. A nil s appends null. On
+// error (a string that is not valid UTF-8, wrapping canonical.ErrNotCanonical)
+// dst is returned unextended.
+func (s *Semantic) AppendCanonical(dst []byte) ([]byte, error) {
+	return canonical.AppendEncode(dst, s.CanonicalValue())
+}
+
+// Hash returns the semantic_hash of s: the lowercase hex SHA-256 of the
+// canonical encoding of its Map. It fails only when s holds invalid UTF-8.
+// A nil s maps to a nil map, which hashes as {}, not as null.
+func (s *Semantic) Hash() (string, error) {
+	return canonical.Hash(s.Map())
+}
+
+// encodedSize is the length of s's canonical encoding.
+func (s *Semantic) encodedSize() (int, error) {
+	return canonical.EncodedSize(s.Map())
+}
+
+// ParseJSON decodes a semantic document strictly (duplicate keys at any depth
+// are rejected) and checks it like Parse. Every error is an *errcode.Error
+// with code invalid_compaction_semantic.
+func ParseJSON(b []byte) (*Semantic, error) {
+	if len(b) > MaxJSONBytes {
+		return nil, invalidWith("semantic output exceeds the byte limit", map[string]any{"bytes": len(b), "limit": MaxJSONBytes})
+	}
+	v, err := canonical.Decode(b)
+	if errors.Is(err, canonical.ErrDuplicateKey) {
+		return nil, errcode.Wrap(errcode.InvalidSemantic, msgDuplicateFields, err)
+	}
+	if err != nil {
+		return nil, errcode.Wrap(errcode.InvalidSemantic, msgNotMap, err)
+	}
+	return Parse(v)
+}
+
+// Parse builds a Semantic from a decoded value: a map[string]any as returned
+// by canonical.Decode or built by hand (lists as []any, []map[string]any or
+// []string, numbers as json.Number or Go numbers), or a *Semantic
+// (re-validated and returned as is) or Semantic (re-validated and returned
+// by address).
+//
+// A map is checked in two passes. Decoding checks its structure against the
+// types: unknown top-level fields, then missing ones, then field by field in
+// the order of the types that every object has exactly its fields and
+// every value the JSON type of its field (the version: 1 or 1.0). The
+// value check of Validate follows. The first failure is returned as an
+// *errcode.Error with code invalid_compaction_semantic, the schema's message
+// and, for a field, its path in the details ("objective[0].text"). Parse
+// never panics.
+func Parse(v any) (*Semantic, error) {
+	switch x := v.(type) {
+	case *Semantic:
+		if x == nil {
+			return nil, invalid(msgNotMap)
+		}
+		if err := x.Validate(); err != nil {
+			return nil, err
+		}
+		return x, nil
+	case Semantic:
+		if err := x.Validate(); err != nil {
+			return nil, err
+		}
+		return &x, nil
+	case map[string]any:
+		if err := closedFields(x); err != nil {
+			return nil, err
+		}
+		var s Semantic
+		if err := decodeMembers(x, reflect.ValueOf(&s).Elem()); err != nil {
+			return nil, err
+		}
+		if err := s.validateShape(); err != nil {
+			return nil, err
+		}
+		return &s, nil
+	default:
+		return nil, invalid(msgNotMap)
+	}
+}
+
+// closedFields rejects unknown top-level keys, then missing ones, each with
+// the list of their names. Duplicate keys cannot reach a Go map; ParseJSON
+// reports them while decoding.
+func closedFields(m map[string]any) error {
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(Fields, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return invalidWith(msgUnknownFields, map[string]any{"fields": unknown})
+	}
+	var missing []string
+	for _, k := range Fields {
+		if _, ok := m[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return invalidWith(msgMissingFields, map[string]any{"fields": missing})
+	}
+	return nil
+}
+
+// decodeMembers decodes m, a map with exactly the keys of struct dst, into
+// dst's fields, in field order.
+func decodeMembers(m map[string]any, dst reflect.Value) *errcode.Error {
+	for _, f := range jsonFields(dst.Type()) {
+		if err := decode(m[f.name], dst.Field(f.index), f.name); err != nil {
+			return within(err, f.name)
+		}
+	}
+	return nil
+}
+
+// decode stores v, a decoded JSON value, in dst, the field (or list entry)
+// name, if v has the JSON type of dst. Otherwise the error's message is the
+// one the schema gives a bad value of that field; its path is relative to
+// v. Strings are stored as they are: their UTF-8 is a value check.
+func decode(v any, dst reflect.Value, name string) *errcode.Error {
+	switch dst.Kind() {
+	case reflect.Pointer: // a nullable field
+		if v == nil {
+			return nil
+		}
+		dst.Set(reflect.New(dst.Type().Elem()))
+		return decode(v, dst.Elem(), name)
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return invalidAt(msgObject, "")
+		}
+		fields := jsonFields(dst.Type())
+		if len(m) != len(fields) || slices.ContainsFunc(fields, func(f field) bool { _, ok := m[f.name]; return !ok }) {
+			return invalidAt(msgUnexpected, "")
+		}
+		return decodeMembers(m, dst)
+	case reflect.Slice:
+		list, ok := asList(v)
+		if !ok {
+			return invalidAt(listMessage(dst.Type()), "")
+		}
+		dst.Set(reflect.MakeSlice(dst.Type(), len(list), len(list)))
+		for i, e := range list {
+			if err := decode(e, dst.Index(i), name); err != nil {
+				return within(err, index(i))
+			}
+		}
+	case reflect.String:
+		s, ok := v.(string)
+		if !ok {
+			return invalidAt(stringMessage(name), "")
+		}
+		dst.SetString(s)
+	case reflect.Int64: // coverage
+		n, ok := integer(v)
+		if !ok {
+			return invalidAt(msgCoverage, "")
+		}
+		dst.SetInt(n)
+	case reflect.Int: // version, which may be written 1.0
+		if f, ok := number(v); !ok || f != Version {
+			return invalidAt(msgVersion, "")
+		}
+		dst.SetInt(Version)
+	}
+	return nil
+}
+
+// stringMessage is the message of a bad value of the string field (or
+// string list entry) name; the fields not named here are texts.
+func stringMessage(name string) string {
+	switch name {
+	case "source_event_ids", "verification_event_ids":
+		return msgIDs
+	case "source_event_id", "artifact_id":
+		return msgUUID
+	case "status":
+		return msgEnum
+	case "source_span_hash":
+		return msgOmissionHash
+	}
+	return msgText
+}
+
+// listMessage is the message of a list field that is not a list.
+func listMessage(t reflect.Type) string {
+	if t.Elem().Kind() == reflect.String {
+		return msgIDs
+	}
+	return msgCollection
+}
+
+// asList returns v as a list: []any as decoded, or a typed list built by hand.
+func asList(v any) ([]any, bool) {
+	switch x := v.(type) {
+	case []any:
+		return x, true
+	case []map[string]any:
+		list := make([]any, len(x))
+		for i, m := range x {
+			list[i] = m
+		}
+		return list, true
+	case []string:
+		list := make([]any, len(x))
+		for i, s := range x {
+			list[i] = s
+		}
+		return list, true
+	}
+	return nil, false
+}
+
+// number converts a numeric value of any accepted representation to
+// float64, so that the version may be 1 or 1.0.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		return f, err == nil
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// integer converts an integer-typed value to int64. Floats (including 1.0
+// and json.Number in float form) are not integers.
+func integer(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := strconv.ParseInt(string(x), 10, 64)
+		return n, err == nil
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(x), true
+	}
+	return 0, false
+}
