@@ -181,7 +181,7 @@ func unique[T any](list []T) []T {
 		if out != nil {
 			kept = out
 		}
-		key = appendEntry(key[:0], &list[i])
+		key = appendJSON(key[:0], &list[i])
 		h := maphash.Bytes(seed, key)
 		j, ok := -1, false
 		if first != nil {
@@ -190,7 +190,7 @@ func unique[T any](list []T) []T {
 			ok = true
 		}
 		if ok {
-			other = appendEntry(other[:0], &kept[j])
+			other = appendJSON(other[:0], &kept[j])
 			if bytes.Equal(key, other) || encodedIn(kept, key) {
 				if out == nil {
 					out = append(make([]T, 0, len(list)-1), kept...)
@@ -221,7 +221,7 @@ const smallUnique = 16
 func encodedIn[T any](list []T, key []byte) bool {
 	var buf []byte
 	for i := range list {
-		if buf = appendEntry(buf[:0], &list[i]); bytes.Equal(buf, key) {
+		if buf = appendJSON(buf[:0], &list[i]); bytes.Equal(buf, key) {
 			return true
 		}
 	}
@@ -298,13 +298,13 @@ func packCount(header string, list []*ident) (n, size int) {
 // escaping. It is never less than the canonical encoding: the same keys and
 // values, with escapes at least as long.
 func semanticSize(s *semantic.Semantic) int {
-	return len(appendSemantic(nil, s))
+	return len(appendJSON(nil, s))
 }
 
 // entrySize is the length of the JSON encoding of one list entry.
 func entrySize[T any](e *T) int {
 	var buf [512]byte
-	return len(appendEntry(buf[:0], e))
+	return len(appendJSON(buf[:0], e))
 }
 
 // maxTrimRounds bounds the measure-and-shed rounds before the last resort.
@@ -336,7 +336,7 @@ func (o *output) size() int {
 	s := o.s
 	if o.skeleton == 0 {
 		// The encoding without any list: each nil list encodes as null.
-		o.buf = appendSemantic(o.buf[:0], &semantic.Semantic{Version: s.Version, Coverage: s.Coverage})
+		o.buf = appendJSON(o.buf[:0], &semantic.Semantic{Version: s.Version, Coverage: s.Coverage})
 		o.skeleton = len(o.buf) - listCount*len("null")
 	}
 	if key := [2]int{len(o.ids), len(o.otherCC)}; key != o.ccKey {
@@ -368,7 +368,7 @@ func (o *output) measureLists() int {
 
 // listLen is the encoded size of list, encoded in *buf.
 func listLen[T any](buf *[]byte, list []T) int {
-	*buf = appendList((*buf)[:0], list)
+	*buf = appendJSON((*buf)[:0], list)
 	return len(*buf)
 }
 
