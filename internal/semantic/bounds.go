@@ -1,5 +1,7 @@
 package semantic
 
+import "reflect"
+
 // Bounds are the size limits of the schema. The validator
 // always enforces DefaultBounds; JSONSchema and StrictSchema take a Bounds so
 // the provider-facing schemas are derived from the same table.
@@ -54,11 +56,14 @@ const (
 	MaxJSONBytes = 1 << 20
 )
 
-// Fields lists the top-level keys in canonical order.
-var Fields = []string{
-	"version", "objective", "user_requests", "constraints", "decisions",
-	"progress", "critical_context", "errors", "artifact_refs", "coverage",
-}
+// Fields lists the top-level keys in the order of the type.
+var Fields = func() []string {
+	var names []string
+	for _, f := range fieldsOf[reflect.TypeFor[Semantic]()].declared {
+		names = append(names, f.name)
+	}
+	return names
+}()
 
 // Status values of a user request and of an error entry.
 const (

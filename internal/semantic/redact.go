@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"reflect"
 	"slices"
 	"unicode/utf8"
 
@@ -147,77 +148,50 @@ func withoutRepeats[T any](list []T, compare func(a, b *T) int) []T {
 
 // Clone returns a deep copy of s (nil for nil).
 func (s *Semantic) Clone() *Semantic {
+	return s.copy(false)
+}
+
+// copy returns a deep copy of s (nil for nil); with emptyLists, every nil
+// list of the copy is empty instead, as decoding makes it.
+func (s *Semantic) copy(emptyLists bool) *Semantic {
 	if s == nil {
 		return nil
 	}
-	c := *s
-	c.Objective = cloneSourced(s.Objective)
-	c.UserRequests = cloneEach(s.UserRequests, func(r UserRequest) UserRequest {
-		r.ExactExcerpt = clonePtr(r.ExactExcerpt)
-		r.SecretOmission = clonePtr(r.SecretOmission)
-		return r
-	})
-	c.Constraints = cloneSourced(s.Constraints)
-	c.Decisions = cloneEach(s.Decisions, func(d Decision) Decision {
-		d.Rationale = clonePtr(d.Rationale)
-		d.SourceEventIDs = cloneIDs(d.SourceEventIDs)
-		return d
-	})
-	c.Progress = Progress{
-		Completed: cloneProgress(s.Progress.Completed),
-		Active:    cloneProgress(s.Progress.Active),
-		Blocked:   cloneProgress(s.Progress.Blocked),
-		Pending:   cloneProgress(s.Progress.Pending),
-	}
-	c.CriticalContext = cloneSourced(s.CriticalContext)
-	c.Errors = cloneEach(s.Errors, func(e ErrorEntry) ErrorEntry {
-		e.SourceEventIDs = cloneIDs(e.SourceEventIDs)
-		return e
-	})
-	c.ArtifactRefs = cloneEach(s.ArtifactRefs, func(a ArtifactRef) ArtifactRef {
-		a.SourceEventIDs = cloneIDs(a.SourceEventIDs)
-		return a
-	})
-	return &c
+	c := new(Semantic)
+	copyValue(reflect.ValueOf(c).Elem(), reflect.ValueOf(s).Elem(), emptyLists)
+	return c
 }
 
-func cloneEach[T any](list []T, clone func(T) T) []T {
-	if list == nil {
-		return nil
+// copyValue deep-copies src into dst, a zero value of the same type.
+func copyValue(dst, src reflect.Value, emptyLists bool) {
+	switch src.Kind() {
+	case reflect.Struct:
+		for i := range src.NumField() {
+			copyValue(dst.Field(i), src.Field(i), emptyLists)
+		}
+	case reflect.Slice:
+		if src.IsNil() && !emptyLists {
+			return
+		}
+		if src.Len() == 0 {
+			dst.Set(reflect.MakeSlice(src.Type(), 0, 0))
+			return
+		}
+		dst.Grow(src.Len()) // unlike MakeSlice, allocates only the array
+		dst.SetLen(src.Len())
+		if src.Type().Elem().Kind() == reflect.String {
+			reflect.Copy(dst, src)
+			return
+		}
+		for i := range src.Len() {
+			copyValue(dst.Index(i), src.Index(i), emptyLists)
+		}
+	case reflect.Pointer:
+		if !src.IsNil() {
+			dst.Set(reflect.New(src.Type().Elem()))
+			copyValue(dst.Elem(), src.Elem(), emptyLists)
+		}
+	default:
+		dst.Set(src)
 	}
-	out := make([]T, len(list))
-	for i, e := range list {
-		out[i] = clone(e)
-	}
-	return out
-}
-
-func cloneSourced(list []Sourced) []Sourced {
-	return cloneEach(list, func(e Sourced) Sourced {
-		e.SourceEventIDs = cloneIDs(e.SourceEventIDs)
-		return e
-	})
-}
-
-func cloneProgress(list []ProgressItem) []ProgressItem {
-	return cloneEach(list, func(p ProgressItem) ProgressItem {
-		p.SourceEventIDs = cloneIDs(p.SourceEventIDs)
-		p.VerificationEventIDs = cloneIDs(p.VerificationEventIDs)
-		return p
-	})
-}
-
-func cloneIDs(ids []string) []string {
-	if ids == nil {
-		return nil
-	}
-	return append([]string(nil), ids...)
-}
-
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }

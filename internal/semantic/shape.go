@@ -191,32 +191,5 @@ func Normalize(s *Semantic) (*Semantic, error) {
 	if err := s.validateShape(); err != nil {
 		return nil, err
 	}
-	c := s.Clone()
-	c.normalizeLists()
-	return c, nil
-}
-
-// normalizeLists replaces nil lists by empty ones, as decoding does.
-// Of a shape-checked value's id lists only verification_event_ids may be
-// empty; the others hold at least one id.
-func (s *Semantic) normalizeLists() {
-	nonNil(&s.Objective)
-	nonNil(&s.UserRequests)
-	nonNil(&s.Constraints)
-	nonNil(&s.Decisions)
-	for _, items := range []*[]ProgressItem{&s.Progress.Completed, &s.Progress.Active, &s.Progress.Blocked, &s.Progress.Pending} {
-		nonNil(items)
-		for i := range *items {
-			nonNil(&(*items)[i].VerificationEventIDs)
-		}
-	}
-	nonNil(&s.CriticalContext)
-	nonNil(&s.Errors)
-	nonNil(&s.ArtifactRefs)
-}
-
-func nonNil[T any](list *[]T) {
-	if *list == nil {
-		*list = []T{}
-	}
+	return s.copy(true), nil
 }

@@ -285,27 +285,7 @@ func TestAppendCanonicalMatchesEncodingJSON(t *testing.T) {
 // with nil lists made empty.
 func viaEncodingJSON(t *testing.T, s *Semantic) []byte {
 	t.Helper()
-	c := s.Clone()
-	c.normalizeLists()
-	for _, list := range [][]Sourced{c.Objective, c.Constraints, c.CriticalContext} {
-		for i := range list {
-			nonNil(&list[i].SourceEventIDs)
-		}
-	}
-	for i := range c.Decisions {
-		nonNil(&c.Decisions[i].SourceEventIDs)
-	}
-	for _, items := range c.Progress.lists() {
-		for i := range items {
-			nonNil(&items[i].SourceEventIDs)
-		}
-	}
-	for i := range c.Errors {
-		nonNil(&c.Errors[i].SourceEventIDs)
-	}
-	for i := range c.ArtifactRefs {
-		nonNil(&c.ArtifactRefs[i].SourceEventIDs)
-	}
+	c := s.copy(true)
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
