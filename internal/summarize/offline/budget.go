@@ -11,14 +11,6 @@ import (
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
-// List bounds of the semantic schema.
-const (
-	boundObjective = 8
-	boundRequests  = 64
-	boundList      = 64  // constraints, decisions, errors, active/blocked/pending progress
-	boundLong      = 128 // completed progress, critical_context, artifact_refs
-)
-
 // ccEntryBytes is the target size of one packed critical_context entry.
 const ccEntryBytes = 1000
 
@@ -99,18 +91,18 @@ func (d *draft) output() *output {
 	}
 	s := &semantic.Semantic{
 		Version:      semantic.Version,
-		Objective:    newest(unique(d.objective.list()), boundObjective),
-		UserRequests: newest(lastOfEach(reqs), boundRequests),
-		Constraints:  newest(unique(d.constraints.list()), boundList),
-		Decisions:    newest(unique(d.decisions.list()), boundList),
+		Objective:    newest(unique(d.objective.list()), bounds.Objective),
+		UserRequests: newest(lastOfEach(reqs), bounds.UserRequests),
+		Constraints:  newest(unique(d.constraints.list()), bounds.Constraints),
+		Decisions:    newest(unique(d.decisions.list()), bounds.Decisions),
 		Progress: semantic.Progress{
-			Completed: newest(unique(d.completed.list()), boundLong),
-			Active:    newest(unique(d.awaitingItems()), boundList),
-			Blocked:   newest(unique(d.blocked.list()), boundList),
-			Pending:   newest(unique(d.pending), boundList),
+			Completed: newest(unique(d.completed.list()), bounds.ProgressCompleted),
+			Active:    newest(unique(d.awaitingItems()), bounds.ProgressActive),
+			Blocked:   newest(unique(d.blocked.list()), bounds.ProgressBlocked),
+			Pending:   newest(unique(d.pending), bounds.ProgressPending),
 		},
-		Errors:       newest(unique(errs), boundList),
-		ArtifactRefs: newest(unique(d.artifacts.list()), boundLong),
+		Errors:       newest(unique(errs), bounds.Errors),
+		ArtifactRefs: newest(unique(d.artifacts.list()), bounds.ArtifactRefs),
 	}
 	return &output{s: s, ids: withoutContained(d.ids.list()), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations, ccKey: [2]int{-1, -1},
 		buf: make([]byte, 0, scratchBytes)}
@@ -238,7 +230,7 @@ func (o *output) semantic() *semantic.Semantic {
 func (o *output) criticalContext() []semantic.Sourced {
 	cc := make([]semantic.Sourced, len(o.otherCC), len(o.otherCC)+int(kindCount))
 	copy(cc, o.otherCC)
-	return newest(pack(cc, o.ids, o.maxCites), boundLong)
+	return newest(pack(cc, o.ids, o.maxCites), bounds.CriticalContext)
 }
 
 // pack appends to dst the identifiers grouped by kind into entries of about
@@ -258,7 +250,7 @@ func pack(dst []semantic.Sourced, ids []*ident, maxCites int) []semantic.Sourced
 				text.WriteString(id.text)
 				cites = citeOwned(cites, id.eventID, maxCites)
 			}
-			dst = append(dst, semantic.Sourced{Text: clip(text.String(), maxSchemaText), SourceEventIDs: cites})
+			dst = append(dst, semantic.Sourced{Text: clip(text.String(), bounds.TextBytes), SourceEventIDs: cites})
 			list = list[n:]
 		}
 	}
@@ -535,9 +527,9 @@ func (o *output) drop(st step) int {
 	panic("offline: unknown trimming list")
 }
 
-func settled(r semantic.UserRequest) bool { return r.Status != "active" }
+func settled(r semantic.UserRequest) bool { return r.Status != semantic.RequestActive }
 
-func resolved(e semantic.ErrorEntry) bool { return e.Status == "resolved" }
+func resolved(e semantic.ErrorEntry) bool { return e.Status == semantic.ErrorResolved }
 
 // dropOldest removes the oldest entry of *list that matches (any entry when
 // match is nil), if more than floor such entries remain, and returns the

@@ -142,7 +142,7 @@ func (d *draft) carry(prev *semantic.Semantic) {
 	for i := range prev.Errors {
 		e := prev.Errors[i]
 		d.errors = append(d.errors, &e)
-		if label, _, ok := strings.Cut(e.Message, failedInfix); ok && e.Status == "open" {
+		if label, _, ok := strings.Cut(e.Message, failedInfix); ok && e.Status == semantic.ErrorOpen {
 			d.openErrors[label] = &e
 		}
 	}
@@ -319,12 +319,12 @@ func (d *draft) excerpt(eventID, text string, parts []span) (semantic.UserReques
 	if sp.end <= sp.start {
 		return semantic.UserRequest{}, false
 	}
-	req := semantic.UserRequest{SourceEventID: eventID, Status: "active"}
+	req := semantic.UserRequest{SourceEventID: eventID, Status: semantic.RequestActive}
 	if secrets := redact.Find(text[sp.start:sp.end]); len(secrets) > 0 {
 		before, ok := trimSpan(text, span{sp.start, sp.start + secrets[0].Start})
 		if !ok || before.end-before.start < minExcerpt {
 			sum := sha256.Sum256([]byte(text[sp.start:sp.end]))
-			req.SecretOmission = &semantic.SecretOmission{Class: clip(secrets[0].Class, 64), SourceSpanHash: hex.EncodeToString(sum[:])}
+			req.SecretOmission = &semantic.SecretOmission{Class: clip(secrets[0].Class, semantic.ClassMaxBytes), SourceSpanHash: hex.EncodeToString(sum[:])}
 			return req, true
 		}
 		sp = before
@@ -604,7 +604,7 @@ func (d *draft) failure(c call, eventID, text string) {
 		open.Message = msg
 		open.SourceEventIDs = d.cite(open.SourceEventIDs, eventID)
 	} else {
-		open = &semantic.ErrorEntry{Message: msg, Status: "open", SourceEventIDs: d.oneID(eventID)}
+		open = &semantic.ErrorEntry{Message: msg, Status: semantic.ErrorOpen, SourceEventIDs: d.oneID(eventID)}
 		d.errors = append(d.errors, open)
 		d.openErrors[c.label] = open
 	}
@@ -618,7 +618,7 @@ func (d *draft) failure(c call, eventID, text string) {
 // success resolves the call's open error, unblocks it and records it as done.
 func (d *draft) success(c call, eventID string) {
 	if open := d.openErrors[c.label]; open != nil {
-		open.Status = "resolved"
+		open.Status = semantic.ErrorResolved
 		open.SourceEventIDs = d.cite(open.SourceEventIDs, eventID)
 		delete(d.openErrors, c.label)
 	}
@@ -687,9 +687,9 @@ func (d *draft) settleRequests() {
 		}
 		switch {
 		case i+1 < len(d.requests) && d.requests[i+1].supersede:
-			r.entry.Status = "superseded"
+			r.entry.Status = semantic.RequestSuperseded
 		case next < len(d.completions) && d.completions[next] < end:
-			r.entry.Status = "completed"
+			r.entry.Status = semantic.RequestCompleted
 		}
 	}
 	if len(d.requests) == 0 {
@@ -699,7 +699,7 @@ func (d *draft) settleRequests() {
 		d.objectiveFrom(d.requests[0].entry)
 	}
 	for i := len(d.requests) - 1; i >= 0; i-- {
-		if d.requests[i].entry.Status != "superseded" {
+		if d.requests[i].entry.Status != semantic.RequestSuperseded {
 			d.objectiveFrom(d.requests[i].entry)
 			break
 		}

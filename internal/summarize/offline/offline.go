@@ -21,12 +21,15 @@ import (
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
-// Limits of the semantic schema (semantic.DefaultBounds) that bound the options.
+// bounds are the size limits of the semantic schema, which bound the
+// output and the options. The copy is taken once, so that the output does
+// not change if a caller changes semantic.DefaultBounds.
+var bounds = semantic.DefaultBounds
+
+// Limits that bound the options.
 const (
-	maxSchemaText      = 4000
-	maxSchemaCitations = 32
 	// maxSemanticBytes is the policy default semantic_max_bytes.
-	maxSemanticBytes = 131072
+	maxSemanticBytes = semantic.DefaultMaxBytes
 	// minBudget leaves room for the empty skeleton plus a few entries.
 	minBudget = 1024
 )
@@ -79,9 +82,9 @@ func (o Options) Validate() error {
 	}{
 		{"MaxBytes", o.MaxBytes, minBudget, maxSemanticBytes},
 		{"MinBytes", o.MinBytes, minBudget, maxSemanticBytes},
-		{"MaxTextBytes", o.MaxTextBytes, 64, maxSchemaText},
-		{"ExcerptBytes", o.ExcerptBytes, 32, maxSchemaText},
-		{"MaxCitations", o.MaxCitations, 1, maxSchemaCitations},
+		{"MaxTextBytes", o.MaxTextBytes, 64, bounds.TextBytes},
+		{"ExcerptBytes", o.ExcerptBytes, 32, bounds.TextBytes},
+		{"MaxCitations", o.MaxCitations, 1, bounds.SourceEventIDs},
 		{"MaxIdentifiers", o.MaxIdentifiers, 16, 4096},
 	}
 	for _, c := range checks {
@@ -110,9 +113,9 @@ func (o Options) normalized() Options {
 	}
 	fill(&o.MaxBytes, d.MaxBytes, minBudget, maxSemanticBytes)
 	fill(&o.MinBytes, d.MinBytes, minBudget, o.MaxBytes)
-	fill(&o.MaxTextBytes, d.MaxTextBytes, 64, maxSchemaText)
-	fill(&o.ExcerptBytes, d.ExcerptBytes, 32, maxSchemaText)
-	fill(&o.MaxCitations, d.MaxCitations, 1, maxSchemaCitations)
+	fill(&o.MaxTextBytes, d.MaxTextBytes, 64, bounds.TextBytes)
+	fill(&o.ExcerptBytes, d.ExcerptBytes, 32, bounds.TextBytes)
+	fill(&o.MaxCitations, d.MaxCitations, 1, bounds.SourceEventIDs)
 	fill(&o.MaxIdentifiers, d.MaxIdentifiers, 16, 4096)
 	if !(o.Ratio > 0 && o.Ratio <= 1) {
 		o.Ratio = d.Ratio
