@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -158,4 +159,27 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// Every field of the semantic types says what it holds, for the schemas
+// generated from the types; an enum tag lists exactly the values the
+// validator accepts.
+func TestEveryFieldIsDocumented(t *testing.T) {
+	enums := map[string][]string{"UserRequest.Status": requestStatuses, "ErrorEntry.Status": errorStatuses}
+	for typ := range fieldsOf {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name := typ.Name() + "." + f.Name
+			if f.Tag.Get("doc") == "" {
+				t.Errorf("%s has no doc tag", name)
+			}
+			if enum := f.Tag.Get("enum"); enum != strings.Join(enums[name], "|") {
+				t.Errorf("%s enum = %q, want %q", name, enum, strings.Join(enums[name], "|"))
+			}
+		}
+	}
+	omission, _ := reflect.TypeFor[SecretOmission]().FieldByName("SourceSpanHash")
+	if omission.Tag.Get("pattern") != hashPattern.String() {
+		t.Errorf("source_span_hash pattern = %q, want %q", omission.Tag.Get("pattern"), hashPattern.String())
+	}
 }
