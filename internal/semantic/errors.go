@@ -67,18 +67,10 @@ func within(err *errcode.Error, part string) *errcode.Error {
 // index is the path part of list entry i.
 func index(i int) string { return "[" + strconv.Itoa(i) + "]" }
 
-var (
-	uuid7Pattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	hashPattern  = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
+var hashPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// ValidUUID7 reports whether s is a lowercase RFC 9562 version-7 UUID. Cairn
-// accepts any id of 1..IDMaxBytes bytes as a citation; the helper serves
-// schemas and tests that want the stricter shape.
-func ValidUUID7(s string) bool { return uuid7Pattern.MatchString(s) }
-
-// ValidHash reports whether s is 64 lowercase hex characters.
-func ValidHash(s string) bool { return hashPattern.MatchString(s) }
+// validHash reports whether s is 64 lowercase hex characters.
+func validHash(s string) bool { return hashPattern.MatchString(s) }
 
 // validID reports whether s can be a citation: 1..IDMaxBytes bytes of valid
 // UTF-8 (UTF-8 so that every valid semantic can be hashed).

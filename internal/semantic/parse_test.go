@@ -303,22 +303,6 @@ func TestParseJSONRejects(t *testing.T) {
 	wantInvalid(t, err, msgTooLarge)
 }
 
-func TestValidUUID7(t *testing.T) {
-	tests := map[string]bool{
-		evUser1:                                true,
-		"01890a5d-ac96-474b-bcce-b302099a8057": false, // version 4
-		"01890a5d-ac96-774b-7cce-b302099a8057": false, // variant
-		"01890A5D-AC96-774B-BCCE-B302099A8057": false, // uppercase
-		"01890a5d-ac96-774b-bcce-b302099a805":  false,
-		"":                                     false,
-	}
-	for in, want := range tests {
-		if got := ValidUUID7(in); got != want {
-			t.Errorf("ValidUUID7(%q) = %v, want %v", in, got, want)
-		}
-	}
-}
-
 func TestMapOfZeroValueHasEveryKey(t *testing.T) {
 	enc, err := canonical.Encode(&Semantic{Version: 1})
 	if err != nil {

@@ -118,7 +118,7 @@ func (r UserRequest) check() *errcode.Error {
 		if !validText(r.SecretOmission.Class, ClassMaxBytes) {
 			return invalidAt(msgText, "secret_omission.class")
 		}
-		if !ValidHash(r.SecretOmission.SourceSpanHash) {
+		if !validHash(r.SecretOmission.SourceSpanHash) {
 			return invalidAt(msgOmissionHash, "secret_omission.source_span_hash")
 		}
 	default:

@@ -77,11 +77,11 @@ func Validate(s *Semantic, src Sources) error {
 	return withinSize(s, src.MaxBytes)
 }
 
-// CitedEventIDs returns, in canonical field order and without repeats, every
+// citedEventIDs returns, in canonical field order and without repeats, every
 // id s cites as a source: each user request's source_event_id and every
 // source_event_ids list. verification_event_ids are not citations. A nil s
 // cites nothing.
-func CitedEventIDs(s *Semantic) []string {
+func citedEventIDs(s *Semantic) []string {
 	if s == nil {
 		return nil
 	}
@@ -131,11 +131,11 @@ func knownSources(s *Semantic, src Sources) error {
 	for _, e := range src.Events {
 		allowed[e.EventID] = true
 	}
-	for _, id := range CitedEventIDs(src.Lineage) {
+	for _, id := range citedEventIDs(src.Lineage) {
 		allowed[id] = true
 	}
 	var unknown []string
-	for _, id := range CitedEventIDs(s) {
+	for _, id := range citedEventIDs(s) {
 		if !allowed[id] {
 			unknown = append(unknown, id)
 		}

@@ -204,12 +204,12 @@ func TestArtifactMessageNamesHostProvenance(t *testing.T) {
 }
 
 func TestCitedEventIDs(t *testing.T) {
-	got := CitedEventIDs(base(t))
+	got := citedEventIDs(base(t))
 	want := []string{evUser1, evUser2, evAssistant, evTool}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("CitedEventIDs = %v, want %v", got, want)
+		t.Fatalf("citedEventIDs = %v, want %v", got, want)
 	}
-	if CitedEventIDs(nil) != nil {
+	if citedEventIDs(nil) != nil {
 		t.Fatal("nil semantic cites ids")
 	}
 }
