@@ -183,3 +183,49 @@ func TestEveryFieldIsDocumented(t *testing.T) {
 		t.Errorf("source_span_hash pattern = %q, want %q", omission.Tag.Get("pattern"), hashPattern.String())
 	}
 }
+
+// Both schemas describe every field of every type, nested ones included:
+// each object schema has exactly the json fields of its type, all required
+// in the order of the type.
+func TestSchemasFollowTheTypes(t *testing.T) {
+	for _, s := range []map[string]any{JSONSchema(DefaultBounds), StrictSchema(DefaultBounds)} {
+		checkSchemaOf(t, s, reflect.TypeFor[Semantic](), "semantic")
+	}
+}
+
+// checkSchemaOf checks the object schemas in s, the schema of a value of
+// type t, against the types.
+func checkSchemaOf(t *testing.T, s map[string]any, typ reflect.Type, where string) {
+	t.Helper()
+	for _, key := range []string{"oneOf", "anyOf"} { // a nullable value
+		if alts, ok := s[key].([]any); ok {
+			s = alts[0].(map[string]any)
+		}
+	}
+	switch typ.Kind() {
+	case reflect.Pointer:
+		checkSchemaOf(t, s, typ.Elem(), where)
+	case reflect.Slice:
+		checkSchemaOf(t, s["items"].(map[string]any), typ.Elem(), where+"[]")
+	case reflect.Struct:
+		var names []string
+		for _, f := range fieldsOf[typ].declared {
+			names = append(names, f.name)
+		}
+		if got := stringsOf(s["required"]); !slices.Equal(got, names) {
+			t.Errorf("%s: required %v, want %v", where, got, names)
+		}
+		props := s["properties"].(map[string]any)
+		if len(props) != len(names) {
+			t.Errorf("%s: %d properties, want %d", where, len(props), len(names))
+		}
+		for _, f := range fieldsOf[typ].declared {
+			p, ok := props[f.name].(map[string]any)
+			if !ok {
+				t.Errorf("%s: no property %s", where, f.name)
+				continue
+			}
+			checkSchemaOf(t, p, typ.Field(f.index).Type, where+"."+f.name)
+		}
+	}
+}
