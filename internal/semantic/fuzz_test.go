@@ -2,6 +2,7 @@ package semantic
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -10,8 +11,9 @@ import (
 )
 
 // FuzzParse checks that the semantic parser never panics on arbitrary JSON,
-// fails only with invalid_compaction_semantic, and that what it accepts
-// re-encodes and re-parses to identical canonical bytes.
+// fails only with invalid_compaction_semantic, reads what it accepts as
+// encoding/json does, and that what it accepts re-encodes and re-parses to
+// identical canonical bytes.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(baseJSON))
 	f.Add([]byte(strings.Replace(baseJSON, `"version": 1`, `"version": 1.0`, 1)))
@@ -31,6 +33,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if err := s.Validate(); err != nil {
 			t.Fatalf("accepted value fails Validate: %v", err)
+		}
+		if want := decodeWithEncodingJSON(t, data); !reflect.DeepEqual(s, want) {
+			t.Fatalf("ParseJSON = %#v\nencoding/json = %#v", s, want)
 		}
 		enc, err := canonical.Encode(s)
 		if err != nil {

@@ -359,3 +359,42 @@ func baseSemantic(t *testing.T) *Semantic {
 	}
 	return s
 }
+
+// What ParseJSON accepts, it reads as encoding/json reads it into the same
+// types; a field the decoder missed, or named otherwise, fails here.
+func TestParseJSONMatchesEncodingJSON(t *testing.T) {
+	g := semanticGen{r: rand.New(rand.NewPCG(7, 8))}
+	for range 1_000 {
+		data, err := g.semantic().AppendCanonical(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseJSON(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := decodeWithEncodingJSON(t, data); !reflect.DeepEqual(got, want) {
+			t.Fatalf("ParseJSON = %#v\nencoding/json = %#v", got, want)
+		}
+	}
+}
+
+// decodeWithEncodingJSON decodes data with encoding/json, rejecting unknown
+// fields; the version, which may be 1.0, is read apart.
+func decodeWithEncodingJSON(t testing.TB, data []byte) *Semantic {
+	t.Helper()
+	doc := struct {
+		*Semantic
+		Version json.Number `json:"version"`
+	}{Semantic: new(Semantic)}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("encoding/json: %v", err)
+	}
+	if v, err := doc.Version.Float64(); err != nil || v != Version {
+		t.Fatalf("version %s", doc.Version)
+	}
+	doc.Semantic.Version = Version
+	return doc.Semantic
+}
