@@ -34,7 +34,7 @@ func buildHarvestRecord(req *envelope, checkpointID string, events json.RawMessa
 func harvestRecord(req *envelope, checkpointID string, entries []facts.Entry, traceparent string) (outbox.Record, error) {
 	scope := req.harvestScope()
 	job := facts.BuildJob(req.ThreadID, checkpointID, facts.Scope{Kind: scope.Kind, ID: scope.ID}, entries)
-	data, err := job.AppendJSON(make([]byte, 0, len(job.Transcript)+32*len(job.EntryIDs)+256))
+	data, err := json.Marshal(job)
 	if err != nil {
 		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)
 	}

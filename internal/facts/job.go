@@ -8,7 +8,6 @@ import (
 
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/rawjson"
 )
 
 // JobVersion is the wire version of a harvest job.
@@ -116,40 +115,4 @@ func DecodeJob(data []byte) (Job, error) {
 		return Job{}, errcode.New(errcode.InvalidRequest, "harvest job has trailing data")
 	}
 	return j, j.Validate()
-}
-
-// AppendJSON appends j as json.Marshal encodes it. The transcript is most
-// of a job's bytes and is encoded with one word-at-a-time scan
-// (rawjson.AppendString) instead of encoding/json's byte-at-a-time one.
-func (j Job) AppendJSON(dst []byte) ([]byte, error) {
-	if len(j.Entries) > 0 { // not in jobs the processor builds
-		b, err := json.Marshal(j)
-		return append(dst, b...), err
-	}
-	dst = append(dst, `{"v":`...)
-	dst = rawjson.AppendInt(dst, int64(j.V))
-	dst = append(dst, `,"conversation_id":`...)
-	dst = rawjson.AppendString(dst, j.ConversationID)
-	dst = append(dst, `,"head_entry_id":`...)
-	dst = rawjson.AppendString(dst, j.HeadEntryID)
-	dst = append(dst, `,"entry_ids":`...)
-	if j.EntryIDs == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i, id := range j.EntryIDs {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = rawjson.AppendString(dst, id)
-		}
-		dst = append(dst, ']')
-	}
-	dst = append(dst, `,"scope":{"kind":`...)
-	dst = rawjson.AppendString(dst, j.Scope.Kind)
-	dst = append(dst, `,"id":`...)
-	dst = rawjson.AppendString(dst, j.Scope.ID)
-	dst = append(dst, `},"transcript":`...)
-	dst = rawjson.AppendString(dst, j.Transcript)
-	return append(dst, '}'), nil
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/outbox"
-	"github.com/cairnhq/cairn/internal/rawjson"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -48,63 +47,13 @@ type Head struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// AppendJSON appends h as json.Marshal encodes it, without re-scanning its
-// state and records (see package rawjson).
-func (h *Head) AppendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"lane":{"run_agent_id":`...)
-	dst = rawjson.AppendString(dst, h.Lane.RunAgentID)
-	dst = append(dst, `,"checkpoint_namespace":`...)
-	dst = rawjson.AppendString(dst, h.Lane.CheckpointNamespace)
-	dst = append(dst, `},"checkpoint_id":`...)
-	dst = rawjson.AppendString(dst, h.CheckpointID)
-	dst = append(dst, `,"parent_checkpoint_id":`...)
-	dst = rawjson.AppendString(dst, h.ParentCheckpointID)
-	dst = append(dst, `,"generation":`...)
-	dst = rawjson.AppendInt(dst, h.Generation)
-	dst = append(dst, `,"head_hash":`...)
-	dst = rawjson.AppendString(dst, h.HeadHash)
-	if h.SemanticHash != "" {
-		dst = append(dst, `,"semantic_hash":`...)
-		dst = rawjson.AppendString(dst, h.SemanticHash)
-	}
-	var err error
-	if len(h.State) > 0 {
-		dst = append(dst, `,"state":`...)
-		if dst, err = rawjson.AppendRaw(dst, h.State); err != nil {
-			return dst, err
-		}
-	}
-	if h.RootTurnID != "" {
-		dst = append(dst, `,"root_turn_id":`...)
-		dst = rawjson.AppendString(dst, h.RootTurnID)
-	}
-	dst = append(dst, `,"outbox":`...)
-	if dst, err = outbox.AppendRecords(dst, h.Outbox); err != nil {
-		return dst, err
-	}
-	dst = append(dst, `,"updated_at":`...)
-	if dst, err = rawjson.AppendTime(dst, h.UpdatedAt); err != nil {
-		return dst, err
-	}
-	return append(dst, '}'), nil
-}
-
-// Encode returns h's stored value.
+// Encode returns h's stored value, as json.Marshal encodes it.
 func (h *Head) Encode() ([]byte, error) {
-	value, err := h.AppendJSON(make([]byte, 0, 512+h.size()))
+	value, err := json.Marshal(h)
 	if err != nil {
 		return nil, errcode.Wrap(errcode.Internal, "encode lane head", err)
 	}
 	return value, nil
-}
-
-// size estimates the encoded size of h's large members.
-func (h *Head) size() int {
-	n := len(h.State)
-	for _, r := range h.Outbox {
-		n += len(r.Payload) + 128
-	}
-	return n
 }
 
 // Store reads and moves lane heads and keeps immutable checkpoints.
@@ -184,33 +133,12 @@ type Checkpoint struct {
 	Body json.RawMessage `json:"checkpoint"`
 }
 
-// AppendJSON appends c as json.Marshal encodes it, without re-scanning its
-// body (see package rawjson).
-func (c *Checkpoint) AppendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"checkpoint_id":`...)
-	dst = rawjson.AppendString(dst, c.ID)
-	dst = append(dst, `,"checkpoint_hash":`...)
-	dst = rawjson.AppendString(dst, c.Hash)
-	dst = append(dst, `,"parent_checkpoint_id":`...)
-	dst = rawjson.AppendString(dst, c.ParentID)
-	dst = append(dst, `,"parent_checkpoint_hash":`...)
-	dst = rawjson.AppendString(dst, c.ParentHash)
-	dst = append(dst, `,"generation":`...)
-	dst = rawjson.AppendInt(dst, c.Generation)
-	dst = append(dst, `,"checkpoint":`...)
-	dst, err := rawjson.AppendRaw(dst, c.Body)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, '}'), nil
-}
-
 // keyValue is c's key in the checkpoints bucket and its stored bytes.
 func (c *Checkpoint) keyValue() (key string, value []byte, err error) {
 	if key, err = IDKey(c.ID); err != nil {
 		return "", nil, err
 	}
-	if value, err = c.AppendJSON(make([]byte, 0, 320+len(c.Body))); err != nil {
+	if value, err = json.Marshal(c); err != nil {
 		return "", nil, errcode.Wrap(errcode.Internal, "encode checkpoint", err)
 	}
 	return key, value, nil

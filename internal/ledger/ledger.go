@@ -21,7 +21,6 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/outbox"
-	"github.com/cairnhq/cairn/internal/rawjson"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -97,116 +96,6 @@ type Entry struct {
 	UpdatedAt time.Time      `json:"updated_at"`
 }
 
-// AppendJSON appends a as json.Marshal encodes it.
-func (a *Attempt) AppendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"n":`...)
-	dst = rawjson.AppendInt(dst, int64(a.N))
-	dst = append(dst, `,"requested_at":`...)
-	dst, err := rawjson.AppendTime(dst, a.RequestedAt)
-	if err != nil {
-		return dst, err
-	}
-	dst = append(dst, `,"deadline":`...)
-	if dst, err = rawjson.AppendTime(dst, a.Deadline); err != nil {
-		return dst, err
-	}
-	if a.Done {
-		dst = append(dst, `,"done":true`...)
-	}
-	if len(a.Usage) > 0 {
-		dst = append(dst, `,"usage":`...)
-		if dst, err = rawjson.AppendRaw(dst, a.Usage); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, '}'), nil
-}
-
-// AppendJSON appends e as json.Marshal encodes it, without re-scanning the
-// checkpoint and event payloads it carries (see package rawjson).
-func (e *Entry) AppendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"request_id":`...)
-	dst = rawjson.AppendString(dst, e.RequestID)
-	dst = append(dst, `,"content_hash":`...)
-	dst = rawjson.AppendString(dst, e.ContentHash)
-	dst = append(dst, `,"state":`...)
-	dst = rawjson.AppendString(dst, string(e.State))
-	if e.Retryable {
-		dst = append(dst, `,"retryable":true`...)
-	}
-	if e.Round != 0 {
-		dst = append(dst, `,"round":`...)
-		dst = rawjson.AppendInt(dst, int64(e.Round))
-	}
-	var err error
-	if len(e.Attempts) > 0 {
-		dst = append(dst, `,"attempts":[`...)
-		for i := range e.Attempts {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = e.Attempts[i].AppendJSON(dst); err != nil {
-				return dst, err
-			}
-		}
-		dst = append(dst, ']')
-	}
-	if e.Plan != nil {
-		dst = append(dst, `,"plan":`...)
-		if dst, err = e.Plan.AppendJSON(dst); err != nil {
-			return dst, err
-		}
-	}
-	if e.Checkpoint != nil {
-		dst = append(dst, `,"checkpoint":`...)
-		if dst, err = e.Checkpoint.AppendJSON(dst); err != nil {
-			return dst, err
-		}
-	}
-	if len(e.HarvestCut) > 0 {
-		dst = append(dst, `,"harvest_cut":[`...)
-		for i, id := range e.HarvestCut {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = rawjson.AppendString(dst, id)
-		}
-		dst = append(dst, ']')
-	}
-	if e.Outcome != nil {
-		dst = append(dst, `,"outcome":`...)
-		if dst, err = e.Outcome.AppendJSON(dst); err != nil {
-			return dst, err
-		}
-	}
-	dst = append(dst, `,"updated_at":`...)
-	if dst, err = rawjson.AppendTime(dst, e.UpdatedAt); err != nil {
-		return dst, err
-	}
-	return append(dst, '}'), nil
-}
-
-// size estimates the encoded size of e's large members.
-func (e *Entry) size() int {
-	n := 512 + 256*len(e.Attempts)
-	if e.Plan != nil {
-		n += len(e.Plan.State) + 512
-		for _, r := range e.Plan.Outbox {
-			n += len(r.Payload) + 128
-		}
-	}
-	if e.Checkpoint != nil {
-		n += len(e.Checkpoint.Body) + 320
-	}
-	if e.Outcome != nil {
-		n += len(e.Outcome.Payload) + 128
-	}
-	for _, id := range e.HarvestCut {
-		n += len(id) + 3
-	}
-	return n
-}
-
 // ContentHash returns the hash the ledger compares: SHA-256 of the raw body
 // bytes, without any normalisation, so a resend must repeat its body byte
 // for byte (publishers reuse the serialized request: subjects.md, Event ids).
@@ -275,7 +164,7 @@ func (l *Ledger) Put(ctx context.Context, e *Entry, revision uint64) (uint64, er
 	if err != nil {
 		return 0, err
 	}
-	value, err := e.AppendJSON(make([]byte, 0, e.size()))
+	value, err := json.Marshal(e)
 	if err != nil {
 		return 0, errcode.Wrap(errcode.Internal, "encode ledger entry", err)
 	}

@@ -15,9 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
-	"github.com/cairnhq/cairn/internal/rawjson"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -37,57 +35,6 @@ type Record struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Payload is the event body.
 	Payload json.RawMessage `json:"payload"`
-}
-
-// AppendJSON appends r as json.Marshal encodes it, without re-scanning the
-// payload (see package rawjson).
-func (r Record) AppendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"subject":`...)
-	dst = rawjson.AppendString(dst, r.Subject)
-	dst = append(dst, `,"event_id":`...)
-	dst = rawjson.AppendString(dst, r.EventID)
-	if len(r.Headers) > 0 {
-		dst = append(dst, `,"headers":{`...)
-		keys := make([]string, 0, len(r.Headers))
-		for k := range r.Headers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = rawjson.AppendString(dst, k)
-			dst = append(dst, ':')
-			dst = rawjson.AppendString(dst, r.Headers[k])
-		}
-		dst = append(dst, '}')
-	}
-	dst = append(dst, `,"payload":`...)
-	dst, err := rawjson.AppendRaw(dst, r.Payload)
-	if err != nil {
-		return dst, fmt.Errorf("outbox: encode record %s: %w", r.EventID, err)
-	}
-	return append(dst, '}'), nil
-}
-
-// AppendRecords appends records as json.Marshal encodes the slice (nil is
-// null).
-func AppendRecords(dst []byte, records []Record) ([]byte, error) {
-	if records == nil {
-		return append(dst, "null"...), nil
-	}
-	dst = append(dst, '[')
-	for i, r := range records {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		if dst, err = r.AppendJSON(dst); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, ']'), nil
 }
 
 // Validate reports whether the record can be published.

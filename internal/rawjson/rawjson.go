@@ -1,35 +1,13 @@
-// Package rawjson appends JSON values exactly as encoding/json.Marshal
-// writes them, without re-scanning embedded JSON that Cairn produced itself.
+// Package rawjson appends a json.RawMessage exactly as encoding/json.Marshal
+// writes it, without re-scanning embedded JSON that Cairn produced itself.
 //
 // encoding/json validates and compacts every json.RawMessage it encodes.
-// Cairn's stored values (ledger entries, lane heads, checkpoints, outbox
-// records) embed checkpoints and event payloads of tens of kilobytes that
-// were encoded moments before, so that second scan is most of the cost of
-// writing them. The helpers here produce the same bytes as json.Marshal
-// (HTML escaping included) and fall back to it whenever a value needs any
-// rewriting, so the fast path never changes what is stored.
+// AppendRaw produces the same bytes (HTML escaping included) and falls back
+// to json.Marshal whenever a value needs any rewriting, so the fast path
+// never changes what is written.
 package rawjson
 
-import (
-	"encoding/json"
-	"strconv"
-	"time"
-)
-
-// AppendInt appends n.
-func AppendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
-
-// AppendBool appends b.
-func AppendBool(dst []byte, b bool) []byte { return strconv.AppendBool(dst, b) }
-
-// AppendTime appends t as time.Time's MarshalJSON writes it.
-func AppendTime(dst []byte, t time.Time) ([]byte, error) {
-	b, err := t.MarshalJSON()
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
-}
+import "encoding/json"
 
 // AppendRaw appends the JSON value raw as json.Marshal encodes a
 // json.RawMessage: "null" when empty; raw itself when it is already compact
