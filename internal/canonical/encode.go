@@ -15,7 +15,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unsafe"
 )
 
 // MaxDepth is the deepest level a value may sit at. The root is depth 0 and
@@ -293,8 +292,6 @@ func (e *encoder) members(ms []member, keep *keyOrder, depth int) error {
 	}
 	e.buf = append(e.buf, '}')
 	if keep != nil {
-		// Room for appendKey's fixed move from the last key.
-		keep.enc = slices.Grow(keep.enc, keyMove)
 		keep.setKeys(ms)
 	}
 	return nil
@@ -308,7 +305,7 @@ func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error
 	from := 0
 	for i := range ms {
 		to := ends[i]
-		e.buf = appendKey(e.buf, enc, from, to)
+		e.buf = append(e.buf, enc[from:to]...)
 		from = to
 		// Most member values are strings: they skip value's type switch
 		// (and its depth check, made here).
@@ -325,27 +322,6 @@ func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error
 	e.buf = append(e.buf, '}')
 	return nil
 }
-
-// appendKey returns buf with enc[from:to], an encoded key, appended. Keys
-// are short and many, so one that fits is moved as a fixed keyMove bytes
-// (enc has room past its end for that, see members), which costs less than
-// a call to memmove; the bytes past the key land beyond the returned length.
-func appendKey(buf, enc []byte, from, to int) []byte {
-	n := len(buf)
-	if to-from > keyMove || cap(buf)-n < keyMove || cap(enc)-from < keyMove || from < 0 {
-		return append(buf, enc[from:to]...)
-	}
-	// The tests above keep both moves inside the capacities; unsafe saves
-	// the bounds checks, which cost as much as the moves.
-	dst := unsafe.Add(unsafe.Pointer(unsafe.SliceData(buf)), n)
-	src := unsafe.Add(unsafe.Pointer(unsafe.SliceData(enc)), from)
-	*(*[16]byte)(dst) = *(*[16]byte)(src)
-	*(*[16]byte)(unsafe.Add(dst, 16)) = *(*[16]byte)(unsafe.Add(src, 16))
-	return buf[:n+to-from]
-}
-
-// keyMove is the size of appendKey's fixed move.
-const keyMove = 32
 
 // encodeMap writes m with its members sorted by key bytes. Keys are sorted in
 // the encoder's shared scratch slice; nested maps append above this map's

@@ -157,9 +157,10 @@ func mustHash(t *testing.T, v any) string {
 	return h
 }
 
-// Kept keys of every length around the fixed move of appendKey, written
-// into buffers of every spare capacity, including a caller's dst.
+// Kept keys of many lengths, written into buffers of every spare capacity,
+// including a caller's dst.
 func TestKeyOrderKeyLengths(t *testing.T) {
+	const keyMove = 32
 	for n := range 2*keyMove + 3 {
 		long := strings.Repeat("k", n)
 		m := map[string]any{long: 1, "b" + long: "x", "\"" + long: true}

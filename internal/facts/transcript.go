@@ -41,26 +41,11 @@ func hasMemoryOpen(s string) bool {
 		if i < 0 || len(s)-i < len(memoryOpen) {
 			return false
 		}
-		if equalFoldASCII(s[i:i+len(memoryOpen)], memoryOpen) {
+		if strings.EqualFold(s[i:i+len(memoryOpen)], memoryOpen) {
 			return true
 		}
 		s = s[i+1:]
 	}
-}
-
-// equalFoldASCII reports whether s equals lower, a lower-case ASCII string,
-// with ASCII letters of s in either case.
-func equalFoldASCII(s, lower string) bool {
-	for i := 0; i < len(lower); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // RenderTranscript renders entries oldest to newest as "role: content" (a
