@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -28,29 +29,44 @@ func connectExample() (jetstream.JetStream, func()) {
 	return js, func() { nc.Close(); srv.Shutdown(); os.RemoveAll(dir) }
 }
 
-// A producer builds lane events with their hashes and publishes a request.
-func ExamplePublish() {
-	js, stop := connectExample()
-	defer stop()
-
+// exampleRequest is a manual request for a lane of one event. A real Cairn
+// answers it with failed, code nothing_to_compact: the recent tail keeps at
+// least 8 000 tokens verbatim, so a lane this small has nothing older to
+// summarize (examples/coding-agent-lane.json is one that compacts).
+func exampleRequest() events.Request {
 	text := "Add retries to the uploader; never retry a 4xx."
 	ev, err := events.NewInputEvent(events.InputEvent{
 		EventID: "0190f5d2-0000-7000-8000-000000000001", RunAgentID: "agent-1",
-		ChatSeq: 1, LaneEventOrdinal: 1, CheckpointNamespace: "root", Role: "user",
+		ChatSeq: 1, LaneEventOrdinal: 1, CheckpointNamespace: "root", Role: events.RoleUser,
 		Provenance: map[string]string{"origin": "direct_user"}, Content: &text,
 	})
 	if err != nil {
 		panic(err)
 	}
 	limit := int64(128000)
-	ack, err := events.Publish(context.Background(), js, events.Request{
-		RequestID: "req-42", Trigger: "manual", ThreadID: "thread-1", RunID: "run-1",
+	policy, _ := json.Marshal(events.DefaultPolicy())
+	return events.Request{
+		V: events.Version, RequestID: "req-42", Trigger: events.TriggerManual, ThreadID: "thread-1", RunID: "run-1",
 		RootTurnID: "turn-1", RunAgentID: "agent-1", ProviderConnectionID: "conn-1",
 		CheckpointNamespace: "root", DestinationIdentityHash: fmt.Sprintf("%064x", 0),
-		ModelProfile:     events.ModelProfile{MaxInputTokens: &limit},
+		ModelProfile:     events.ModelProfile{ContextLimitKind: "separate_input", MaxInputTokens: &limit},
 		Events:           []events.InputEvent{ev},
 		RehydrationState: []byte(`{}`),
-	}, "")
+		Policy:           policy,
+	}
+}
+
+// A producer builds lane events with their hashes and publishes a request.
+// The example shows only the stream's acknowledgement: no Cairn reads the
+// throwaway server. Against a running Cairn, WaitOutcome then returns the
+// outcome, here failed with nothing_to_compact because the lane is a single
+// short event (TestCairnsMessagesMatchTheSchemaFiles sends this request to a
+// real Cairn).
+func ExamplePublish() {
+	js, stop := connectExample()
+	defer stop()
+
+	ack, err := events.Publish(context.Background(), js, exampleRequest(), "")
 	if err != nil {
 		panic(err)
 	}

@@ -1,26 +1,109 @@
 package events
 
-import "github.com/cairnhq/cairn/internal/jsonschema"
+import (
+	"reflect"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/jsonschema"
+	"github.com/cairnhq/cairn/internal/semantic"
+)
 
 // SchemaBaseURL prefixes the $id of every published schema.
 const SchemaBaseURL = "https://github.com/cairnhq/cairn/schemas/"
+
+// The payload types must keep the fields of Cairn's own types, in order,
+// with the same Go types: a conversion compiles only then.
+var (
+	_ = Policy(engine.Policy{})
+	_ = Accounting(engine.Accounting{})
+	_ = AntiThrash(engine.State{})
+	_ = Usage(engine.Usage{})
+	_ = Range(engine.Range{})
+	_ = ManifestEntry(engine.ManifestEntry{})
+)
 
 // Schemas returns the JSON Schema of every message, keyed by file name under
 // schemas/. They are generated from the types of this package, so a change
 // of a type changes its schema (a test fails until schemas/ is regenerated).
 func Schemas() map[string]map[string]any {
+	g := generator()
 	v1 := map[string]any{"const": Version}
 	kind := func(k string) map[string]any { return map[string]any{"v": v1, "kind": map[string]any{"const": k}} }
 	schema := func(file, title string, v any, overrides map[string]any) (string, map[string]any) {
-		return file, jsonschema.For(v, SchemaBaseURL+file, title, overrides)
+		return file, g.For(v, SchemaBaseURL+file, title, overrides)
 	}
 	out := map[string]map[string]any{}
 	add := func(file string, s map[string]any) { out[file] = s }
-	add(schema("request.json", SubjectRequested, Request{}, map[string]any{"v": v1}))
-	add(schema("activated.json", SubjectActivated, Activated{}, kind(KindActivated)))
+
+	file, request := schema("request.json", SubjectRequested, Request{}, map[string]any{
+		"v":                 v1,
+		"policy":            nullable(g.Schema(reflect.TypeFor[Policy]())),
+		"previous_semantic": nullable(g.Schema(reflect.TypeFor[Semantic]())),
+		"accounting":        nullable(g.Schema(reflect.TypeFor[Accounting]())),
+		"anti_thrash":       nullable(g.Schema(reflect.TypeFor[AntiThrash]())),
+		"rehydration_state": map[string]any{"type": "object"},
+	})
+	// The lane comes inline or from the Object Store, never both.
+	request["oneOf"] = []any{
+		map[string]any{"required": []any{"events"}, "not": map[string]any{"required": []any{"events_object"}}},
+		map[string]any{"required": []any{"events_object"}, "not": map[string]any{"required": []any{"events"}}},
+	}
+	add(file, request)
+
+	activated := kind(KindActivated)
+	activated["checkpoint"] = checkpointSchema(g)
+	activated["provider_usage"] = map[string]any{"type": "array", "items": map[string]any{"anyOf": []any{
+		g.Schema(reflect.TypeFor[Usage]()),
+		map[string]any{"type": "array", "items": g.Schema(reflect.TypeFor[Usage]())},
+		g.Schema(reflect.TypeFor[UncertainAttempt]()),
+	}}}
+	add(schema("activated.json", SubjectActivated, Activated{}, activated))
 	add(schema("skipped.json", SubjectSkipped, Skipped{}, kind(KindSkipped)))
 	add(schema("failed.json", SubjectFailed, Failed{}, kind(KindFailed)))
 	add(schema("memory-flushed.json", SubjectFlushed, MemoryFlushed{}, kind(KindMemoryFlush)))
 	add(schema("memory-failed.json", SubjectMemoryFailed, MemoryFailed{}, kind(KindMemoryFailed)))
 	return out
+}
+
+// generator knows the schemas that reflection cannot see: the semantic's
+// bounds (package semantic's own schema) and a policy whose fields may all
+// be omitted.
+func generator() jsonschema.Generator {
+	plain := jsonschema.Generator{}
+	g := jsonschema.Generator{Types: map[reflect.Type]func() map[string]any{}}
+	g.Types[reflect.TypeFor[Semantic]()] = func() map[string]any {
+		s := semantic.JSONSchema(semantic.DefaultBounds)
+		delete(s, "$schema")
+		jsonschema.Describe(s, reflect.TypeFor[Semantic]())
+		return s
+	}
+	g.Types[reflect.TypeFor[Policy]()] = func() map[string]any {
+		s := plain.Schema(reflect.TypeFor[Policy]())
+		s["required"] = []any{} // omitted fields take their defaults
+		return s
+	}
+	return g
+}
+
+// checkpointSchema is the checkpoint's schema: reflected, with the shapes of
+// its verbatim fields.
+func checkpointSchema(g jsonschema.Generator) map[string]any {
+	s := g.Schema(reflect.TypeFor[Checkpoint]())
+	props := s["properties"].(map[string]any)
+	merge(props["rehydration_state"], map[string]any{"type": "object"})
+	merge(props["provider_usage"], map[string]any{"type": []any{"array", "null"}, "items": map[string]any{"anyOf": []any{
+		g.Schema(reflect.TypeFor[Usage]()),
+		map[string]any{"type": "array", "items": g.Schema(reflect.TypeFor[Usage]())},
+	}}})
+	return s
+}
+
+func merge(dst any, src map[string]any) {
+	for k, v := range src {
+		dst.(map[string]any)[k] = v
+	}
+}
+
+func nullable(s map[string]any) map[string]any {
+	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 }

@@ -2,7 +2,9 @@
 package jsonschema
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -20,22 +22,53 @@ var (
 // closed (additionalProperties false); a field is required unless it is
 // tagged omitempty; pointer fields may also be null. A field's `doc` tag
 // becomes its description, `enum` (values separated by '|') its allowed
-// values and `pattern` its pattern; for a pointer field the last two apply
-// to the non-null alternative. Overrides replace the
-// schema of named properties at the top level (for constants such as "v").
+// values, `pattern` its pattern, and `const`, `default`, `minimum`, `maximum`,
+// `exclusiveMinimum` and `exclusiveMaximum` (JSON values) the keywords of
+// those names; for a pointer field all but the description apply to the
+// non-null alternative. Overrides are merged into the schema of named
+// properties at the top level (for constants such as "v", or the schema of
+// a json.RawMessage field), keeping the field's description.
 func For(v any, id, title string, overrides map[string]any) map[string]any {
-	s := schemaOf(reflect.TypeOf(v))
+	return Generator{}.For(v, id, title, overrides)
+}
+
+// Generator derives schemas like For, with fixed schemas for some types.
+type Generator struct {
+	// Types gives the schema of a type wherever it occurs, for types whose
+	// JSON encoding is not what reflection sees (a json.RawMessage with a
+	// known shape, a type with its own schema). Each call must return a
+	// fresh map.
+	Types map[reflect.Type]func() map[string]any
+}
+
+// For is the package function For with g's types.
+func (g Generator) For(v any, id, title string, overrides map[string]any) map[string]any {
+	s := g.schemaOf(reflect.TypeOf(v))
 	s["$schema"] = Draft
 	s["$id"] = id
 	s["title"] = title
 	props, _ := s["properties"].(map[string]any)
 	for name, o := range overrides {
-		props[name] = o
+		merged, _ := props[name].(map[string]any)
+		if merged == nil {
+			merged = map[string]any{}
+		}
+		for k, v := range o.(map[string]any) {
+			merged[k] = v
+		}
+		props[name] = merged
 	}
 	return s
 }
 
-func schemaOf(t reflect.Type) map[string]any {
+// Schema returns the schema of type t, without $schema, $id or title, for
+// use inside another schema.
+func (g Generator) Schema(t reflect.Type) map[string]any { return g.schemaOf(t) }
+
+func (g Generator) schemaOf(t reflect.Type) map[string]any {
+	if fixed, ok := g.Types[t]; ok {
+		return fixed()
+	}
 	if t == rawMessageType {
 		return map[string]any{}
 	}
@@ -44,14 +77,14 @@ func schemaOf(t reflect.Type) map[string]any {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		inner := schemaOf(t.Elem())
+		inner := g.schemaOf(t.Elem())
 		return map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}
 	case reflect.Struct:
-		return objectOf(t)
+		return g.objectOf(t)
 	case reflect.Slice, reflect.Array:
-		return map[string]any{"type": []any{"array", "null"}, "items": schemaOf(t.Elem())}
+		return map[string]any{"type": []any{"array", "null"}, "items": g.schemaOf(t.Elem())}
 	case reflect.Map:
-		return map[string]any{"type": []any{"object", "null"}, "additionalProperties": schemaOf(t.Elem())}
+		return map[string]any{"type": []any{"object", "null"}, "additionalProperties": g.schemaOf(t.Elem())}
 	case reflect.String:
 		return map[string]any{"type": "string"}
 	case reflect.Bool:
@@ -66,10 +99,10 @@ func schemaOf(t reflect.Type) map[string]any {
 	return map[string]any{} // interfaces: any JSON value
 }
 
-func objectOf(t reflect.Type) map[string]any {
+func (g Generator) objectOf(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	required := []any{}
-	addFields(t, props, &required)
+	g.addFields(t, props, &required)
 	return map[string]any{
 		"type":                 "object",
 		"properties":           props,
@@ -80,7 +113,7 @@ func objectOf(t reflect.Type) map[string]any {
 
 // addFields adds t's JSON fields, flattening embedded structs as
 // encoding/json does.
-func addFields(t reflect.Type, props map[string]any, required *[]any) {
+func (g Generator) addFields(t reflect.Type, props map[string]any, required *[]any) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -89,21 +122,25 @@ func addFields(t reflect.Type, props map[string]any, required *[]any) {
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			addFields(f.Type, props, required)
+			g.addFields(f.Type, props, required)
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		props[name] = annotate(schemaOf(f.Type), f.Tag)
+		props[name] = annotate(g.schemaOf(f.Type), f.Tag)
 		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
 			*required = append(*required, name)
 		}
 	}
 }
 
-// annotate adds the description, enum and pattern of a field's tags to its
-// schema s.
+// valueKeywords are the tags whose JSON value becomes the keyword of the
+// same name.
+var valueKeywords = []string{"const", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+
+// annotate adds the description, enum, pattern and value keywords of a
+// field's tags to its schema s.
 func annotate(s map[string]any, tag reflect.StructTag) map[string]any {
 	if doc := tag.Get("doc"); doc != "" {
 		s["description"] = doc
@@ -122,5 +159,62 @@ func annotate(s map[string]any, tag reflect.StructTag) map[string]any {
 	if pattern := tag.Get("pattern"); pattern != "" {
 		value["pattern"] = pattern
 	}
+	for _, k := range valueKeywords {
+		if raw, ok := tag.Lookup(k); ok {
+			value[k] = mustJSON(k, raw)
+		}
+	}
 	return s
+}
+
+// mustJSON decodes a tag's JSON value, numbers kept exact. A tag that is not
+// JSON is a mistake in the type, found by the first schema generated.
+func mustJSON(key, raw string) any {
+	d := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		panic(fmt.Sprintf("jsonschema: tag %s:%q is not JSON: %v", key, raw, err))
+	}
+	return v
+}
+
+// Describe adds the doc tags of t's fields, recursively, as descriptions to
+// the properties of a schema written by hand for t's JSON encoding, so that
+// such a schema documents the fields as a derived one would. Properties the
+// schema lacks are left out; alternatives (oneOf, anyOf) and items are
+// followed into pointers, slices and nested structs.
+func Describe(s map[string]any, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for _, key := range []string{"oneOf", "anyOf"} {
+		if alts, ok := s[key].([]any); ok {
+			for _, a := range alts {
+				if m, ok := a.(map[string]any); ok && m["type"] != "null" {
+					Describe(m, t)
+				}
+			}
+		}
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if items, ok := s["items"].(map[string]any); ok {
+			Describe(items, t.Elem())
+		}
+	case reflect.Struct:
+		props, _ := s["properties"].(map[string]any)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			p, ok := props[name].(map[string]any)
+			if !ok {
+				continue
+			}
+			if doc := f.Tag.Get("doc"); doc != "" {
+				p["description"] = doc
+			}
+			Describe(p, f.Type)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 )
@@ -24,5 +25,49 @@ func TestTagsAnnotateProperties(t *testing.T) {
 	}
 	if plain := props["plain"].(map[string]any); len(plain) != 1 {
 		t.Errorf("plain = %v, want only its type", plain)
+	}
+}
+
+type bounded struct {
+	Ratio float64 `json:"ratio" exclusiveMinimum:"0" exclusiveMaximum:"1" default:"0.85"`
+	Count *int64  `json:"count" minimum:"1"`
+	Mode  string  `json:"mode" const:"\"portable\""`
+}
+
+func TestValueTagsBecomeKeywords(t *testing.T) {
+	props := For(bounded{}, "id", "title", map[string]any{"mode": map[string]any{"title": "m"}})["properties"].(map[string]any)
+	ratio := props["ratio"].(map[string]any)
+	if ratio["exclusiveMinimum"].(json.Number) != "0" || ratio["exclusiveMaximum"].(json.Number) != "1" || ratio["default"].(json.Number) != "0.85" {
+		t.Errorf("ratio = %v", ratio)
+	}
+	count := props["count"].(map[string]any)["anyOf"].([]any)[0].(map[string]any)
+	if count["minimum"].(json.Number) != "1" {
+		t.Errorf("count = %v, want the minimum on the non-null alternative", count)
+	}
+	if mode := props["mode"].(map[string]any); mode["const"] != "portable" || mode["title"] != "m" || mode["type"] != "string" {
+		t.Errorf("mode = %v, want the override merged into the derived schema", mode)
+	}
+}
+
+func TestDescribeFollowsNesting(t *testing.T) {
+	type inner struct {
+		Name string `json:"name" doc:"the name"`
+	}
+	type outer struct {
+		Items []inner `json:"items" doc:"the items"`
+		One   *inner  `json:"one"`
+	}
+	s := For(outer{}, "id", "title", nil)
+	Describe(s, reflect.TypeFor[outer]()) // idempotent on a derived schema
+	hand := map[string]any{"properties": map[string]any{
+		"items": map[string]any{"items": map[string]any{"properties": map[string]any{"name": map[string]any{}}}},
+		"one":   map[string]any{"oneOf": []any{map[string]any{"properties": map[string]any{"name": map[string]any{}}}, map[string]any{"type": "null"}}},
+	}}
+	Describe(hand, reflect.TypeFor[outer]())
+	props := hand["properties"].(map[string]any)
+	item := props["items"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)["name"].(map[string]any)
+	one := props["one"].(map[string]any)["oneOf"].([]any)[0].(map[string]any)["properties"].(map[string]any)["name"].(map[string]any)
+	if props["items"].(map[string]any)["description"] != "the items" || item["description"] != "the name" || one["description"] != "the name" {
+		t.Errorf("described = %v", hand)
 	}
 }
