@@ -18,9 +18,13 @@ func init() {
 }
 
 func runRequest(ctx context.Context, args []string, io stdio) int {
-	fs := newFlagSet("request", "request [flags] FILE|-", io)
+	if len(args) > 0 && args[0] == "validate" {
+		return runRequestValidate(ctx, args[1:], io)
+	}
+	fs := newFlagSet("request", "request [flags] FILE|-\n\n`request validate FILE` (or --dry-run) checks the request offline instead.", io)
 	var nf natsFlags
 	nf.register(fs)
+	dryRun := fs.Bool("dry-run", false, "publish nothing: check the request as `request validate` does")
 	noWait := fs.Bool("no-wait", false, "return once the request is stored, without waiting for its outcome")
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the outcome")
 	asJSON := fs.Bool("json", !isTerminal(io.out), "print the outcome event as JSON (default when stdout is not a terminal)")
@@ -30,6 +34,9 @@ func runRequest(ctx context.Context, args []string, io stdio) int {
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return 2
+	}
+	if *dryRun {
+		return validateRequestFile(ctx, validateOptions{path: fs.Arg(0), nats: nf, useNATS: natsURLGiven(fs), timeout: *timeout, asJSON: *asJSON}, io)
 	}
 	body, err := readInput(fs.Arg(0), io.in)
 	if err != nil {
