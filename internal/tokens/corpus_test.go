@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +64,36 @@ func TestRandomStringsMatchReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The reason Cairn counts with its own pre-tokenizer rather than
+// github.com/tiktoken-go/tokenizer's (doc.go): on the reference strings
+// with runs of line breaks, tiktoken-go's regular expression ends
+// \s*[\r\n]+ at the first break and counts differently from js-tiktoken,
+// while this package matches js-tiktoken on all of them.
+func TestTiktokenGoMiscountsLineBreakRuns(t *testing.T) {
+	want := loadExpected(t)
+	wrong := 0
+	for k, name := range want.Encodings {
+		e, _ := Lookup(name)
+		other := oracle(t, name)
+		for _, row := range want.Random {
+			text := row[0].(string)
+			if !strings.Contains(text, "\r\n") {
+				continue
+			}
+			ref := int64(row[k+1].(float64))
+			if got := e.Count([]byte(text)); got != ref {
+				t.Fatalf("%s %q: got %d, %s counts %d", name, text, got, want.Generator, ref)
+			}
+			if n, err := other.Count(text); err == nil && int64(n) != ref {
+				wrong++
+				t.Logf("%s %q: tiktoken-go %d, reference %d", name, text, n, ref)
+			}
+		}
+	}
+	if wrong == 0 {
+		t.Fatal("tiktoken-go counts every line-break run as js-tiktoken does: doc.go's reason no longer holds")
+	}
+	t.Logf("tiktoken-go miscounts %d reference strings with \\r\\n", wrong)
 }

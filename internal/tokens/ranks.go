@@ -1,74 +1,139 @@
 package tokens
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // rankTable finds a token's rank. Most pieces and merge candidates are a
-// few bytes long, so tokens of up to 7 bytes sit in an open-addressing
-// table keyed by their bytes packed into a uint64 (with the length in the
-// top byte, so that no key is 0, the empty slot): a lookup is one multiply
-// and usually one cache line, where a map of strings hashes the bytes,
-// follows a pointer and compares them. Longer tokens stay in a map.
+// few bytes long, so tokens of up to 15 bytes sit in open-addressing
+// tables keyed by their bytes packed into one uint64 (up to 7 bytes) or
+// two (8 to 15), with the length in the top byte so that no key is 0, the
+// empty slot: a lookup is a load or two, a multiply and usually one cache
+// line, where a map of strings hashes the bytes, follows a pointer and
+// compares them. The few longer tokens stay in a map. The tables are at
+// most 5/8 full, so that a probe seldom walks past its slot.
 type rankTable struct {
-	keys  []uint64
-	ranks []uint32
-	shift uint // 64 - log2(len(keys))
-	long  map[string]uint32
+	short     []uint64 // packShort keys
+	shortRank []uint32
+	shortBits uint        // 64 - log2(len(short))
+	mid       [][2]uint64 // packMid keys
+	midRank   []uint32
+	midBits   uint
+	long      map[string]uint32
 }
 
-const maxShort = 7
+const (
+	maxShort = 7
+	maxMid   = 15
+)
 
-func newRankTable(short int) *rankTable {
-	// At most 5/8 full, so that a probe seldom walks past its slot.
-	size := 1 << bits.Len(uint(short*8/5))
-	return &rankTable{
-		keys:  make([]uint64, size),
-		ranks: make([]uint32, size),
-		shift: uint(64 - bits.TrailingZeros(uint(size))),
-		long:  map[string]uint32{},
-	}
+// tableSize returns the slots for n keys and the shift that maps a hash
+// to a slot.
+func tableSize(n int) (int, uint) {
+	size := 1 << bits.Len(uint(n*8/5))
+	return size, uint(64 - bits.TrailingZeros(uint(size)))
 }
 
+func newRankTable(short, mid int) *rankTable {
+	t := &rankTable{long: map[string]uint32{}}
+	n, shift := tableSize(short)
+	t.short, t.shortRank, t.shortBits = make([]uint64, n), make([]uint32, n), shift
+	n, shift = tableSize(mid)
+	t.mid, t.midRank, t.midBits = make([][2]uint64, n), make([]uint32, n), shift
+	return t
+}
+
+// Fibonacci hashing of the packed keys.
+func (t *rankTable) shortSlot(k uint64) int { return int((k * 0x9E3779B97F4A7C15) >> t.shortBits) }
+func (t *rankTable) midSlot(k [2]uint64) int {
+	return int(((k[0]*0xC2B2AE3D27D4EB4F ^ k[1]) * 0x9E3779B97F4A7C15) >> t.midBits)
+}
+
+// packShort packs b, at most 7 bytes, and its length into a uint64. A
+// piece is a slice of the text being counted, so there are usually 8 bytes
+// within its capacity: one load and a mask then pack it (the bytes past
+// its end are read, never used).
 func packShort(b []byte) uint64 {
-	k := uint64(len(b)) << 56
-	for i, c := range b {
-		k |= uint64(c) << (8 * i)
+	n := uint64(len(b)) << 56
+	if cap(b) >= 8 {
+		return binary.LittleEndian.Uint64(b[:8])&(1<<(8*len(b))-1) | n
 	}
-	return k
+	for i, c := range b {
+		n |= uint64(c) << (8 * i)
+	}
+	return n
 }
 
-func (t *rankTable) slot(k uint64) int { return int((k * 0x9E3779B97F4A7C15) >> t.shift) }
+// packMid packs b, 8 to 15 bytes: its first 8, then the rest as
+// packShort does.
+func packMid(b []byte) [2]uint64 {
+	return [2]uint64{binary.LittleEndian.Uint64(b), packShort(b[8:])}
+}
+
+// le64 is the first 8 bytes of s as a little-endian uint64.
+func le64(s string) uint64 {
+	var n uint64
+	for i := 0; i < 8; i++ {
+		n |= uint64(s[i]) << (8 * i)
+	}
+	return n
+}
+
+// packString is packShort of a token of the vocabulary.
+func packString(s string) uint64 {
+	n := uint64(len(s)) << 56
+	for i := 0; i < len(s); i++ {
+		n |= uint64(s[i]) << (8 * i)
+	}
+	return n
+}
 
 func (t *rankTable) add(token string, rank uint32) {
-	if len(token) > maxShort {
+	switch {
+	case len(token) <= maxShort:
+		k, mask := packString(token), len(t.short)-1
+		i := t.shortSlot(k)
+		for t.short[i] != 0 && t.short[i] != k {
+			i = (i + 1) & mask
+		}
+		t.short[i], t.shortRank[i] = k, rank
+	case len(token) <= maxMid:
+		k, mask := [2]uint64{le64(token), packString(token[8:])}, len(t.mid)-1
+		i := t.midSlot(k)
+		for t.mid[i] != [2]uint64{} && t.mid[i] != k {
+			i = (i + 1) & mask
+		}
+		t.mid[i], t.midRank[i] = k, rank
+	default:
 		t.long[token] = rank
-		return
 	}
-	var k uint64 = uint64(len(token)) << 56
-	for i := 0; i < len(token); i++ {
-		k |= uint64(token[i]) << (8 * i)
-	}
-	mask := len(t.keys) - 1
-	i := t.slot(k)
-	for t.keys[i] != 0 && t.keys[i] != k {
-		i = (i + 1) & mask
-	}
-	t.keys[i], t.ranks[i] = k, rank
 }
 
 // get returns the rank of the token b, if b is one.
 func (t *rankTable) get(b []byte) (uint32, bool) {
-	if len(b) > maxShort {
-		r, ok := t.long[string(b)]
-		return r, ok
-	}
-	k := packShort(b)
-	mask := len(t.keys) - 1
-	for i := t.slot(k); ; i = (i + 1) & mask {
-		switch t.keys[i] {
-		case k:
-			return t.ranks[i], true
-		case 0:
-			return 0, false
+	switch {
+	case len(b) <= maxShort:
+		k, mask := packShort(b), len(t.short)-1
+		for i := t.shortSlot(k); ; i = (i + 1) & mask {
+			switch t.short[i] {
+			case k:
+				return t.shortRank[i], true
+			case 0:
+				return 0, false
+			}
+		}
+	case len(b) <= maxMid:
+		k, mask := packMid(b), len(t.mid)-1
+		for i := t.midSlot(k); ; i = (i + 1) & mask {
+			switch t.mid[i] {
+			case k:
+				return t.midRank[i], true
+			case [2]uint64{}:
+				return 0, false
+			}
 		}
 	}
+	r, ok := t.long[string(b)]
+	return r, ok
 }

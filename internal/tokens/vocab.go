@@ -43,18 +43,22 @@ func (v *vocabulary) get() *rankTable {
 
 // decodeVocabulary reads a list of uvarint-length-prefixed tokens; a
 // token's position is its rank, and an empty entry is an unused rank. The
-// first pass sizes the table of short tokens, the second fills it.
+// first pass sizes the tables of short and mid-length tokens, the second
+// fills them.
 func decodeVocabulary(data string) (*rankTable, error) {
-	short := 0
+	short, mid := 0, 0
 	err := eachToken(data, func(token string, _ uint32) {
-		if len(token) <= maxShort {
+		switch {
+		case len(token) <= maxShort:
 			short++
+		case len(token) <= maxMid:
+			mid++
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	t := newRankTable(short)
+	t := newRankTable(short, mid)
 	return t, eachToken(data, t.add)
 }
 
