@@ -27,7 +27,7 @@ type laneView struct {
 	Generation         int64           `json:"generation"`
 	CheckpointID       string          `json:"checkpoint_id"`
 	CheckpointHash     string          `json:"checkpoint_hash"`
-	ParentCheckpointID string          `json:"parent_checkpoint_id"`
+	ParentCheckpointID *string         `json:"parent_checkpoint_id"` // null for a lane's first checkpoint
 	SemanticHash       string          `json:"semantic_hash,omitempty"`
 	PendingEvents      int             `json:"pending_events"`
 	UpdatedAt          time.Time       `json:"updated_at"`
@@ -36,16 +36,22 @@ type laneView struct {
 
 // checkpointInfo is the part of a checkpoint a person checks first.
 type checkpointInfo struct {
-	Trigger          string           `json:"trigger"`
-	Representation   string           `json:"representation"`
-	TokensBefore     int64            `json:"tokens_before"`
-	TokensAfter      int64            `json:"tokens_after"`
-	TokensReclaimed  int64            `json:"tokens_reclaimed"`
-	AccountingMethod string           `json:"accounting_method"`
-	RetainedEvents   int              `json:"retained_events"`
-	Semantic         map[string]int   `json:"semantic_entries,omitempty"`
-	CreatedAt        string           `json:"created_at"`
-	Full             *json.RawMessage `json:"full,omitempty"`
+	Trigger          string `json:"trigger"`
+	Representation   string `json:"representation"`
+	TokensBefore     int64  `json:"tokens_before"`
+	TokensAfter      int64  `json:"tokens_after"`
+	TokensReclaimed  int64  `json:"tokens_reclaimed"`
+	AccountingMethod string `json:"accounting_method"`
+	// AccountingCounter is the count the method stood on (utf8_bytes, an
+	// encoding such as o200k_base, approx_v1, reported_usage; subjects.md,
+	// Token accounting); null in a checkpoint that does not record it.
+	AccountingCounter *string        `json:"accounting_counter"`
+	RetainedEvents    int            `json:"retained_events"`
+	Semantic          map[string]int `json:"semantic_entries,omitempty"`
+	// Objective is the texts of the summary's objective entries.
+	Objective []string         `json:"objective,omitempty"`
+	CreatedAt string           `json:"created_at"`
+	Full      *json.RawMessage `json:"full,omitempty"`
 }
 
 func runLane(ctx context.Context, args []string, io stdio) int {
@@ -128,7 +134,7 @@ func showLane(ctx context.Context, store *lanes.Store, lane lanes.Lane, full boo
 	view := &laneView{
 		Lane: lane, Key: key, Revision: rev, Generation: head.Generation,
 		CheckpointID: head.CheckpointID, CheckpointHash: head.HeadHash,
-		ParentCheckpointID: head.ParentCheckpointID, SemanticHash: head.SemanticHash,
+		ParentCheckpointID: optional(head.ParentCheckpointID), SemanticHash: head.SemanticHash,
 		PendingEvents: len(head.Outbox), UpdatedAt: head.UpdatedAt,
 	}
 	cp, err := store.GetCheckpoint(ctx, head.CheckpointID)
@@ -155,6 +161,7 @@ func digestCheckpoint(body json.RawMessage, full bool) (*checkpointInfo, error) 
 	}
 	info := c.checkpointInfo
 	info.RetainedEvents = len(c.RetainedEventIDs)
+	info.Objective = objectiveTexts(c.Semantic["objective"])
 	for name, raw := range c.Semantic {
 		var list []json.RawMessage
 		if json.Unmarshal(raw, &list) == nil && len(list) > 0 {
@@ -174,9 +181,7 @@ func printLane(w io.Writer, v *laneView) {
 	fmt.Fprintf(w, "lane        %s/%s (key %s)\n", v.Lane.RunAgentID, v.Lane.CheckpointNamespace, v.Key)
 	fmt.Fprintf(w, "generation  %d (revision %d, updated %s)\n", v.Generation, v.Revision, v.UpdatedAt.Format(time.RFC3339))
 	fmt.Fprintf(w, "checkpoint  %s\n            hash %s\n", v.CheckpointID, v.CheckpointHash)
-	if v.ParentCheckpointID != "" {
-		fmt.Fprintf(w, "parent      %s\n", v.ParentCheckpointID)
-	}
+	fmt.Fprintf(w, "parent      %s\n", deref(v.ParentCheckpointID, "(none)"))
 	if v.PendingEvents > 0 {
 		fmt.Fprintf(w, "pending     %d events not yet relayed\n", v.PendingEvents)
 	}
@@ -186,7 +191,7 @@ func printLane(w io.Writer, v *laneView) {
 		return
 	}
 	fmt.Fprintf(w, "trigger     %s, %s, created %s\n", c.Trigger, c.Representation, c.CreatedAt)
-	fmt.Fprintf(w, "tokens      %d before, %d after, %d reclaimed (%s)\n", c.TokensBefore, c.TokensAfter, c.TokensReclaimed, c.AccountingMethod)
+	fmt.Fprintf(w, "tokens      %d before, %d after, %d reclaimed (%s, counter %s)\n", c.TokensBefore, c.TokensAfter, c.TokensReclaimed, c.AccountingMethod, deref(c.AccountingCounter, "(none)"))
 	fmt.Fprintf(w, "retained    %d events\n", c.RetainedEvents)
 	names := make([]string, 0, len(c.Semantic))
 	for name := range c.Semantic {
@@ -196,7 +201,34 @@ func printLane(w io.Writer, v *laneView) {
 	for _, name := range names {
 		fmt.Fprintf(w, "semantic    %-20s %d\n", name, c.Semantic[name])
 	}
+	for _, text := range c.Objective {
+		fmt.Fprintf(w, "objective   %s\n", strings.Join(strings.Fields(text), " "))
+	}
 	if c.Full != nil {
 		fmt.Fprintf(w, "%s\n", *c.Full)
 	}
+}
+
+// optional is s, or nil when s is empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// objectiveTexts reads the text of each objective entry of a stored
+// semantic (none when it has no objective).
+func objectiveTexts(raw json.RawMessage) []string {
+	var entries []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &entries) != nil {
+		return nil
+	}
+	texts := make([]string, 0, len(entries))
+	for _, e := range entries {
+		texts = append(texts, e.Text)
+	}
+	return texts
 }

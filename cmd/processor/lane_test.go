@@ -59,6 +59,53 @@ func TestLaneShowAfterARequest(t *testing.T) {
 	if code, out, _ = cli(t, "lane", "show", "--nats-url", url, "--json=false", lane); code != 0 || !strings.Contains(out, activated.CheckpointID) {
 		t.Fatalf("lane show for a person: exit %d: %s", code, out)
 	}
+	checkLaneDigest(t, url, lane)
+}
+
+// checkLaneDigest checks that `lane show` states a first checkpoint's
+// missing parent, its accounting counter and its objective as the stored
+// checkpoint has them, in JSON and for a person.
+func checkLaneDigest(t *testing.T, url, lane string) {
+	t.Helper()
+	code, out, errOut := cli(t, "lane", "show", "--nats-url", url, "--json", "--full", lane)
+	if code != 0 {
+		t.Fatalf("lane show --full: exit %d: %s", code, errOut)
+	}
+	var raw struct {
+		Parent     json.RawMessage `json:"parent_checkpoint_id"`
+		Checkpoint struct {
+			Counter   *string  `json:"accounting_counter"`
+			Objective []string `json:"objective"`
+			Full      struct {
+				Counter  string `json:"accounting_counter"`
+				Method   string `json:"accounting_method"`
+				Semantic struct {
+					Objective []struct {
+						Text string `json:"text"`
+					} `json:"objective"`
+				} `json:"semantic"`
+			} `json:"full"`
+		} `json:"checkpoint"`
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("lane show printed %q: %v", out, err)
+	}
+	c := raw.Checkpoint
+	if string(raw.Parent) != "null" {
+		t.Errorf("parent_checkpoint_id of a first checkpoint = %s, want null", raw.Parent)
+	}
+	if c.Full.Counter == "" || c.Counter == nil || *c.Counter != c.Full.Counter {
+		t.Errorf("accounting_counter = %v, stored %q", c.Counter, c.Full.Counter)
+	}
+	if len(c.Full.Semantic.Objective) == 0 || len(c.Objective) != len(c.Full.Semantic.Objective) || c.Objective[0] != c.Full.Semantic.Objective[0].Text {
+		t.Errorf("objective = %q, stored %+v", c.Objective, c.Full.Semantic.Objective)
+	}
+	_, text, _ := cli(t, "lane", "show", "--nats-url", url, "--json=false", lane)
+	for _, want := range []string{"parent      (none)\n", "(" + c.Full.Method + ", counter " + c.Full.Counter + ")", "objective   "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lane show for a person lacks %q:\n%s", want, text)
+		}
+	}
 }
 
 func TestHashPrintsCanonicalEncoding(t *testing.T) {
