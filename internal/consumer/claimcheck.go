@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// maxEvents is the contract's bound on a request's events (wire.md).
+// maxEvents is the contract's bound on a request's events (subjects.md,
+// Request v1).
 const maxEvents = 10000
 
 // loadEvents returns the request's events array: inline, or streamed from
@@ -102,6 +104,16 @@ func countValidArray(raw []byte, limit int) (int, error) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
+// objectLagWaits are the pauses between reads of an events object the
+// store says is not there. A reader may be answered by a replica that has
+// not yet applied the producer's put (Object Store metadata is read with
+// direct get), so "not found" is final only once it has persisted for
+// about 2 s; a truly missing object fails that much later.
+var objectLagWaits = []time.Duration{
+	25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
+	400 * time.Millisecond, 600 * time.Millisecond, 600 * time.Millisecond,
+}
+
 func (p *Processor) readEventsObject(ctx context.Context, name string) (json.RawMessage, error) {
 	missing := func(err error) error {
 		return errcode.WithDetails(errcode.EventsObjectMissing, "events_object does not name a stored object",
@@ -110,11 +122,44 @@ func (p *Processor) readEventsObject(ctx context.Context, name string) (json.Raw
 	if name == "" {
 		return nil, missing(errors.New("empty name"))
 	}
-	store := p.stores.Lanes
-	info, err := store.GetInfo(ctx, name)
+	var data []byte
+	err := whileNotFound(ctx, func() error {
+		var err error
+		data, err = p.fetchEventsObject(ctx, name)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, missing(err)
 	}
+	return data, err
+}
+
+// whileNotFound calls read until it returns anything but
+// jetstream.ErrObjectNotFound, pausing objectLagWaits between calls, and
+// returns the last result; or ctx's error if ctx ends during a pause.
+func whileNotFound(ctx context.Context, read func() error) error {
+	err := read()
+	for _, wait := range objectLagWaits {
+		if !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return err
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+		err = read()
+	}
+	return err
+}
+
+// fetchEventsObject reads the object once: its recorded size is checked
+// before any byte is read, and the read is capped.
+func (p *Processor) fetchEventsObject(ctx context.Context, name string) ([]byte, error) {
+	store := p.stores.Lanes
+	info, err := store.GetInfo(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -123,9 +168,6 @@ func (p *Processor) readEventsObject(ctx context.Context, name string) (json.Raw
 		return nil, tooLarge(name, int64(info.Size), limit)
 	}
 	obj, err := store.Get(ctx, name)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, missing(err)
-	}
 	if err != nil {
 		return nil, err
 	}
