@@ -221,9 +221,10 @@ func (p *Processor) withHarvestJob(ctx context.Context, d *delivery, plan *lanes
 	return &full, nil
 }
 
-// checkFence enforces engine.md 0.3: the request's parent must be the
-// lane's active checkpoint and its previous_semantic, when given, the
-// active checkpoint's semantic. A head that already is this request's
+// checkFence enforces the parent fence (docs/request.md, "Lanes, heads and
+// the parent fence"): the request's parent must be the lane's active
+// checkpoint and its previous_semantic, when given, the active
+// checkpoint's semantic. A head that already is this request's
 // checkpoint means an earlier delivery activated it (done).
 func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Head) (done bool, err error) {
 	req := d.req
@@ -270,7 +271,8 @@ func headHash(h *lanes.Head) string {
 	return h.HeadHash
 }
 
-// activeSemantic loads the active checkpoint's semantic (engine.md 0.3).
+// activeSemantic loads the active checkpoint's semantic, which the engine
+// summarizes onto (docs/architecture.md).
 func (p *Processor) activeSemantic(ctx context.Context, head *lanes.Head) (json.RawMessage, error) {
 	if head.SemanticHash == "" || head.CheckpointID == "" {
 		return nil, nil

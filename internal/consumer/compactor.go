@@ -13,7 +13,7 @@ import (
 // everything around it: lane state comes from the lane head, and the result
 // only becomes active through the processor's commit.
 type Compactor interface {
-	// Compact decodes and validates in.Body (Request v1, wire.md) with the
+	// Compact decodes and validates in.Body (Request v1, subjects.md) with the
 	// lane state of in applied, compacts it with s, and returns the result.
 	// Errors are *errcode.Error for anything the request caused. Calls to
 	// s must not overlap (the engine makes them one after another): each
@@ -29,8 +29,8 @@ type Validator interface {
 	Validate(in *Input) error
 }
 
-// Input is one request with the lane state Cairn holds for it (engine.md
-// 0.3).
+// Input is one request with the lane state Cairn holds for it in the
+// lane's head (docs/architecture.md).
 type Input struct {
 	// Body is the request exactly as received.
 	Body []byte
@@ -58,7 +58,8 @@ type Result struct {
 	Status string
 	// SkipReason is set when Status is "skipped".
 	SkipReason string
-	// Checkpoint is the checkpoint's persistence map (engine.md 6.7).
+	// Checkpoint is the checkpoint as stored and as activated events carry
+	// it (docs/events.md, activated).
 	Checkpoint json.RawMessage
 	// CheckpointHash is the canonical hash of Checkpoint without created_at.
 	CheckpointHash string

@@ -13,7 +13,7 @@ import (
 )
 
 // EngineCompactor is the Compactor of internal/engine. It applies the lane
-// state Cairn holds (engine.md 0.3) to the decoded request: the head's
+// state Cairn holds in the lane's head to the decoded request: the head's
 // anti-thrash State (after observe_new_tokens when the request carries
 // new_tokens_since_compaction) and the active checkpoint's semantic; and it
 // computes the State after record_success for the processor to store only

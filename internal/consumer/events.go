@@ -35,7 +35,7 @@ func eventID(requestID, kind string, round int) string {
 	return requestID + ":" + kind
 }
 
-// header returns the fields every compaction event carries (wire.md). The
+// header returns the fields every compaction event carries (docs/events.md). The
 // event types are the public ones of package events, so what Cairn
 // publishes and what its users decode cannot drift apart. occurred_at has
 // whole seconds.
