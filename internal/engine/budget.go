@@ -25,10 +25,21 @@ type ModelProfile struct {
 	MaxOutputTokens        *int64
 	ProviderReservedTokens *int64 // nil means 0
 	Tokenizer              *string
-	// problem, when set by DecodeModelProfile, is a field with the wrong JSON
-	// type; the budget fails closed with it.
-	problem string
+	// problem, when set by DecodeModelProfile, is the first field with the
+	// wrong JSON type; the budget fails closed with it.
+	problem *limitProblem
 }
+
+// limitProblem is an unknown_context_limit failure found while decoding a
+// profile, kept until a budget needs the limit.
+type limitProblem struct {
+	message, field, rule string
+}
+
+const (
+	limitSemanticsUnknown = "model context limit semantics are unknown"
+	limitUnavailable      = "model context limit is unavailable"
+)
 
 var profileNumberFields = []string{"max_input_tokens", "max_context_tokens", "max_output_tokens", "provider_reserved_tokens"}
 
@@ -40,13 +51,13 @@ var profileNumberFields = []string{"max_input_tokens", "max_context_tokens", "ma
 func DecodeModelProfile(v any) ModelProfile {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return ModelProfile{problem: "model context limit semantics are unknown"}
+		return ModelProfile{problem: &limitProblem{limitSemanticsUnknown, "model_profile", "type"}}
 	}
 	var p ModelProfile
 	if raw, present := m["context_limit_kind"]; present {
 		kind, isString := raw.(string)
 		if !isString {
-			return ModelProfile{problem: "model context limit semantics are unknown"}
+			return ModelProfile{problem: &limitProblem{limitSemanticsUnknown, "model_profile.context_limit_kind", "type"}}
 		}
 		p.ContextLimitKind = kind
 	}
@@ -63,7 +74,9 @@ func DecodeModelProfile(v any) ModelProfile {
 			if raw == nil && name != "provider_reserved_tokens" {
 				continue
 			}
-			p.problem = "model context limit is unavailable"
+			if p.problem == nil {
+				p.problem = &limitProblem{limitUnavailable, "model_profile." + name, "type"}
+			}
 			continue
 		}
 		*targets[i] = &n
@@ -91,8 +104,30 @@ func (p ModelProfile) Map() map[string]any {
 	return m
 }
 
-func limitError(message string) *errcode.Error {
-	return errcode.New(errcode.UnknownContextLimit, message)
+// limitError is an unknown_context_limit naming the profile field and the
+// rule it broke.
+func limitError(message, field, rule string) *errcode.Error {
+	return errcode.Field(errcode.UnknownContextLimit, message, field, rule)
+}
+
+// kinds lists the valid context limit kinds, as a failure's details state them.
+var kinds = []string{LimitSeparateInput, LimitSharedInputOutput}
+
+const reportedUsageMessage = "reported usage must be a non-negative integer"
+
+// categoryField is the request field that holds the category byte counts.
+const categoryField = "accounting.category_bytes"
+
+// budgetError is an invalid_context_budget naming the field and the rule.
+func budgetError(message, field, rule string) *errcode.Error {
+	return errcode.Field(errcode.InvalidContextBudget, message, field, rule)
+}
+
+// categoryError names the category whose byte count is not a
+// non-negative integer.
+func categoryError(name, rule string, value any) *errcode.Error {
+	return budgetError("category costs must be non-negative integers", categoryField+"."+name, rule).
+		With("value", echoValue(value))
 }
 
 // EffectiveInputLimit returns the input window compaction works against
@@ -102,31 +137,57 @@ func (p ModelProfile) EffectiveInputLimit(requestedMaxOutputTokens int64) (int64
 	if kind == "" {
 		kind = LimitSeparateInput
 	}
-	if p.problem == "model context limit semantics are unknown" || (kind != LimitSeparateInput && kind != LimitSharedInputOutput) {
-		return 0, limitError("model context limit semantics are unknown")
+	if pr := p.problem; pr != nil && pr.message == limitSemanticsUnknown {
+		return 0, limitError(pr.message, pr.field, pr.rule)
 	}
-	if p.problem != "" {
-		return 0, limitError(p.problem)
+	if kind != LimitSeparateInput && kind != LimitSharedInputOutput {
+		return 0, limitError(limitSemanticsUnknown, "model_profile.context_limit_kind", "enum").
+			With("value", echoValue(kind)).With("expected", stringsToAny(kinds))
+	}
+	if pr := p.problem; pr != nil {
+		return 0, limitError(pr.message, pr.field, pr.rule)
 	}
 	var reserved int64
 	if p.ProviderReservedTokens != nil {
 		reserved = *p.ProviderReservedTokens
 	}
 	if reserved < 0 {
-		return 0, limitError("model context limit is unavailable")
+		return 0, limitError(limitUnavailable, "model_profile.provider_reserved_tokens", "range").With("value", reserved)
 	}
 	if kind == LimitSeparateInput {
-		if p.MaxInputTokens == nil || *p.MaxInputTokens <= reserved {
-			return 0, limitError("model context limit is unavailable")
-		}
-		return *p.MaxInputTokens - reserved, nil
+		return separateInputLimit(p.MaxInputTokens, reserved)
 	}
-	if requestedMaxOutputTokens < 0 || p.MaxContextTokens == nil ||
-		requestedMaxOutputTokens > math.MaxInt64-reserved ||
-		*p.MaxContextTokens <= reserved+requestedMaxOutputTokens {
-		return 0, limitError("model context limit is unavailable")
+	return sharedLimit(p.MaxContextTokens, reserved, requestedMaxOutputTokens)
+}
+
+// separateInputLimit is the input window of a separate_input profile: its
+// max_input_tokens less the provider's reservation.
+func separateInputLimit(maxInput *int64, reserved int64) (int64, error) {
+	const field = "model_profile.max_input_tokens"
+	if maxInput == nil {
+		return 0, limitError(limitUnavailable, field, "required")
 	}
-	return *p.MaxContextTokens - reserved - requestedMaxOutputTokens, nil
+	if *maxInput <= reserved {
+		return 0, limitError(limitUnavailable, field, "range").
+			With("value", *maxInput).With("min_exclusive", reserved)
+	}
+	return *maxInput - reserved, nil
+}
+
+// sharedLimit is the input window of a shared_input_output profile: its
+// max_context_tokens less the reservation and the requested output.
+func sharedLimit(maxContext *int64, reserved, output int64) (int64, error) {
+	const field = "model_profile.max_context_tokens"
+	switch {
+	case output < 0:
+		return 0, limitError(limitUnavailable, "requested_max_output_tokens", "range").With("value", output)
+	case maxContext == nil:
+		return 0, limitError(limitUnavailable, field, "required")
+	case output > math.MaxInt64-reserved || *maxContext <= reserved+output:
+		return 0, limitError(limitUnavailable, field, "range").
+			With("value", *maxContext).With("provider_reserved_tokens", reserved).With("requested_max_output_tokens", output)
+	}
+	return *maxContext - reserved - output, nil
 }
 
 // BudgetOptions are the inputs of a ContextBudget besides profile and request.
@@ -184,7 +245,8 @@ func NewContextBudget(p ModelProfile, rendered []byte, o BudgetOptions) (*Contex
 // back to conservative bytes.
 func newBudget(p ModelProfile, size int64, text []byte, o BudgetOptions) (*ContextBudget, error) {
 	if size < 0 {
-		return nil, errcode.New(errcode.InvalidRenderedRequest, "rendered request must be binary")
+		return nil, errcode.Field(errcode.InvalidRenderedRequest, "rendered request must be binary",
+			"rendered_request_bytes", "range").With("value", size)
 	}
 	limit, err := p.EffectiveInputLimit(o.RequestedMaxOutputTokens)
 	if err != nil {
@@ -195,14 +257,16 @@ func newBudget(p ModelProfile, size int64, text []byte, o BudgetOptions) (*Conte
 		ratio = 0.85
 	}
 	if !(ratio > 0 && ratio < 1) {
-		return nil, errcode.New(errcode.InvalidContextBudget, "trigger ratio must be between zero and one")
+		return nil, budgetError("trigger ratio must be between zero and one", "policy.trigger_ratio", "range").
+			With("value", ratio)
 	}
 	categoryTotal, err := sumCategories(o.Categories)
 	if err != nil {
 		return nil, err
 	}
 	if o.ReportedInputTokens < 0 {
-		return nil, errcode.New(errcode.InvalidContextBudget, "reported usage must be a non-negative integer")
+		return nil, budgetError(reportedUsageMessage, "accounting.reported_input_tokens", "range").
+			With("value", o.ReportedInputTokens)
 	}
 	b := &ContextBudget{EffectiveInputLimit: limit, Version: 1, ProfileHash: o.ProfileHash, CategoryBytes: copyCategories(o.Categories)}
 	b.Method, b.Counter, b.EstimatedTokens = localEstimate(p, size, text, categoryTotal, o)
@@ -221,9 +285,9 @@ func newBudget(p ModelProfile, size int64, text []byte, o BudgetOptions) (*Conte
 
 func sumCategories(c map[string]int64) (int64, error) {
 	var total int64
-	for _, n := range c {
+	for k, n := range c {
 		if n < 0 || total > math.MaxInt64-n {
-			return 0, errcode.New(errcode.InvalidContextBudget, "category costs must be non-negative integers")
+			return 0, categoryError(k, "range", n)
 		}
 		total += n
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -40,7 +41,8 @@ func CompactCounting(ctx context.Context, req *Request, s Summarizer, now time.T
 		return nil, err
 	}
 	if req.Policy.Mode != ModePortable {
-		return nil, errcode.New(errcode.NativeUnsupported, "provider-native compaction is not implemented by this engine")
+		return nil, errcode.Field(errcode.NativeUnsupported, "provider-native compaction is not implemented by this engine",
+			"policy.mode", "supported").With("value", req.Policy.Mode).With("expected", []any{ModePortable})
 	}
 	renderer, err := RendererFor(req.Render)
 	if err != nil {
@@ -242,36 +244,49 @@ func (c *compaction) outputAllowance() (output, input int64, err error) {
 	}
 	input = c.limit - output - promptReserveTokens
 	if input <= 0 {
-		return 0, 0, errcode.WithDetails(errcode.InputTooLarge, "compactor prompt and output allowance do not fit",
-			map[string]any{"effective_input_limit": c.limit, "output_tokens": output})
+		return 0, 0, errcode.Field(errcode.InputTooLarge, "compactor prompt and output allowance do not fit",
+			"model_profile.max_input_tokens", "range").
+			With("effective_input_limit", c.limit).With("output_tokens", output).
+			With("prompt_reserve_tokens", int64(promptReserveTokens))
 	}
 	return output, input, nil
 }
 
 // chunk splits the projected prefix greedily into at most
 // maximum_hierarchical_summary_calls chunks that each fit the input budget
-// (engine.md 9.10).
+// (docs/architecture.md). Once over the limit it goes on counting, so the
+// failure says how many calls the history needs.
 func (c *compaction) chunk(prefix []InputEvent, inputBudget int64) ([][]InputEvent, error) {
 	var chunks [][]InputEvent
-	start, total := 0, int64(0)
+	start, total, needed := 0, int64(0), int64(0)
+	limit := c.policy.MaximumHierarchicalSummaryCalls
 	for i := range prefix {
 		cost, err := c.eventTokens(&prefix[i], i)
 		if err != nil {
 			return nil, err
 		}
-		if cost > inputBudget {
-			return nil, errcode.WithDetails(errcode.InputTooLarge, "one source event exceeds the compactor input limit",
-				map[string]any{"event_id": prefix[i].EventID, "tokens": cost, "input_budget": inputBudget})
+		if cost > inputBudget && needed == 0 {
+			return nil, errcode.Field(errcode.InputTooLarge, "one source event exceeds the compactor input limit",
+				"events["+strconv.Itoa(i)+"]", "range").
+				With("event_id", prefix[i].EventID).With("tokens", cost).With("input_budget", inputBudget)
 		}
 		if i > start && cost > inputBudget-total {
-			if int64(len(chunks))+1 >= c.policy.MaximumHierarchicalSummaryCalls {
-				return nil, errcode.WithDetails(errcode.InputTooLarge, "source history needs too many summary calls",
-					map[string]any{"maximum_hierarchical_summary_calls": c.policy.MaximumHierarchicalSummaryCalls})
+			switch {
+			case needed > 0:
+				needed++
+			case int64(len(chunks))+1 >= limit:
+				needed = int64(len(chunks)) + 1 // the closed chunks; the open one is added below
+			default:
+				chunks = append(chunks, prefix[start:i])
 			}
-			chunks = append(chunks, prefix[start:i])
 			start, total = i, 0
 		}
 		total += cost
+	}
+	if needed > 0 {
+		return nil, errcode.Field(errcode.InputTooLarge, "source history needs too many summary calls",
+			"policy.maximum_hierarchical_summary_calls", "range").
+			With("maximum_hierarchical_summary_calls", limit).With("needed_calls", needed+1).With("limit", limit)
 	}
 	if len(prefix) > start {
 		chunks = append(chunks, prefix[start:])
@@ -584,8 +599,7 @@ func (c *compaction) measure(sem *semantic.Semantic, events []InputEvent, first 
 func (c *compaction) render(sem *semantic.Semantic, events []InputEvent, first int) (r Rendered, pooled *[]byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r, pooled, err = Rendered{}, nil, errcode.WithDetails(errcode.RenderError, "context renderer raised",
-				map[string]any{"panic": fmt.Sprint(p)})
+			r, pooled, err = Rendered{}, nil, c.renderError("context renderer raised", "panic").With("panic", fmt.Sprint(p))
 		}
 	}()
 	if _, ok := c.renderer.(canonicalRenderer); ok {
@@ -596,12 +610,23 @@ func (c *compaction) render(sem *semantic.Semantic, events []InputEvent, first i
 		if errcode.As(err) != nil {
 			return Rendered{}, nil, err
 		}
-		return Rendered{}, nil, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+		e := c.renderError("context rendering failed", "error")
+		e.Err = err
+		return Rendered{}, nil, e
 	}
 	if r.Bytes == nil {
-		return Rendered{}, nil, errcode.New(errcode.RenderError, "context renderer returned an invalid result")
+		return Rendered{}, nil, c.renderError("context renderer returned an invalid result", "result")
 	}
 	return r, nil, nil
+}
+
+// renderError is a compaction_render_error of the request's renderer.
+func (c *compaction) renderError(message, rule string) *errcode.Error {
+	name := c.req.Render
+	if name == "" {
+		name = RenderCanonicalV1
+	}
+	return errcode.Field(errcode.RenderError, message, "render", rule).With("value", name)
 }
 
 // renderCanonical renders canonical_v1 from the lane's views: the whole

@@ -68,8 +68,6 @@ var eventFields = keySet("event_id", "run_agent_id", "chat_seq", "lane_event_ord
 var requiredEventFields = []string{"event_id", "run_agent_id", "chat_seq", "lane_event_ordinal",
 	"checkpoint_namespace", "role", "provenance"}
 
-func eventError(message string) *errcode.Error { return errcode.New(errcode.InvalidEvent, message) }
-
 // fieldError is an invalid_compaction_event naming the event and the field
 // that broke the rule, so a producer can find it in a long lane.
 func (e InputEvent) fieldError(field, message string) *errcode.Error {
@@ -335,7 +333,7 @@ func DecodeEvent(v any) (InputEvent, error) {
 func decodeEventShape(v any) (InputEvent, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return InputEvent{}, eventError("event must be a map")
+		return InputEvent{}, errcode.Field(errcode.InvalidEvent, "event must be a map", "event", "type").With("expected", "object")
 	}
 	if unknown := unknownKeys(m, eventFields); len(unknown) > 0 {
 		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "unknown event fields",
@@ -365,20 +363,23 @@ func eventFromMap(m map[string]any) (InputEvent, error) {
 	var ok1, ok2 bool
 	e.EventID, ok1 = m["event_id"].(string)
 	e.RunAgentID, ok2 = m["run_agent_id"].(string)
-	if !ok1 || !ok2 {
-		return e, eventError("event identities are invalid")
+	if !ok1 {
+		return e, e.fieldError("event_id", "event identities are invalid")
+	}
+	if !ok2 {
+		return e, e.fieldError("run_agent_id", "event identities are invalid")
 	}
 	if e.ChatSeq, ok1 = asInt(m["chat_seq"]); !ok1 {
-		return e, eventError("chat sequence is invalid")
+		return e, e.fieldError("chat_seq", "chat sequence is invalid")
 	}
 	if e.LaneEventOrdinal, ok1 = asInt(m["lane_event_ordinal"]); !ok1 {
-		return e, eventError("lane ordinal is invalid")
+		return e, e.fieldError("lane_event_ordinal", "lane ordinal is invalid")
 	}
 	if e.CheckpointNamespace, ok1 = m["checkpoint_namespace"].(string); !ok1 {
-		return e, eventError("checkpoint namespace is invalid")
+		return e, e.fieldError("checkpoint_namespace", "checkpoint namespace is invalid")
 	}
 	if e.Role, ok1 = m["role"].(string); !ok1 {
-		return e, eventError("event role is invalid")
+		return e, e.fieldError("role", "event role is invalid")
 	}
 	e.Provenance = m["provenance"]
 	if e.ProvenanceSHA256, ok1 = optionalString(m, "provenance_sha256"); !ok1 {
@@ -431,19 +432,19 @@ func eventContentFromMap(e *InputEvent, m map[string]any) error {
 	case string:
 		e.Content = &c
 	default:
-		return eventError("event content is invalid")
+		return e.fieldError("content", "event content is invalid")
 	}
 	switch t := m["tool"].(type) {
 	case nil:
 	case map[string]any:
 		e.Tool = t
 	default:
-		return eventError("event tool projection is invalid")
+		return e.fieldError("tool", "event tool projection is invalid")
 	}
 	if raw, present := m["artifact_ids"]; present && raw != nil {
 		ids, ok := asStringList(raw)
 		if !ok {
-			return eventError("event artifact IDs are invalid")
+			return e.fieldError("artifact_ids", "event artifact IDs are invalid")
 		}
 		e.ArtifactIDs = ids
 	}
@@ -454,13 +455,16 @@ func eventContentFromMap(e *InputEvent, m map[string]any) error {
 	if raw, present := m["protected"]; present {
 		e.Protected, ok2 = raw.(bool)
 	}
-	if !ok1 || !ok2 {
-		return eventError("event flags are invalid")
+	if !ok1 {
+		return e.fieldError("truncated", "event flags are invalid")
+	}
+	if !ok2 {
+		return e.fieldError("protected", "event flags are invalid")
 	}
 	if raw, present := m["token_count"]; present && raw != nil {
 		n, ok := asInt(raw)
 		if !ok {
-			return eventError("event token count is invalid")
+			return e.fieldError("token_count", "event token count is invalid")
 		}
 		e.TokenCount = &n
 	}

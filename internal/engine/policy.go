@@ -90,8 +90,6 @@ func DefaultPolicy() Policy {
 	}
 }
 
-func policyError(message string) *errcode.Error { return errcode.New(errcode.InvalidPolicy, message) }
-
 // policyFieldError is an invalid_compaction_policy naming the field (as its
 // path in the request, "policy.<name>"), the rule it broke and the value.
 func policyFieldError(message, name, rule string, value any) *errcode.Error {
@@ -228,7 +226,7 @@ var policyFields = keySet("version", "enabled", "mode", "model", "trigger_ratio"
 func DecodePolicy(v any) (Policy, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return Policy{}, policyError("policy must be a map")
+		return Policy{}, errcode.Field(errcode.InvalidPolicy, "policy must be a map", "policy", "type").With("expected", "object")
 	}
 	if unknown := unknownKeys(m, policyFields); len(unknown) > 0 {
 		return Policy{}, errcode.WithDetails(errcode.InvalidPolicy, "unknown policy fields",

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -38,6 +39,10 @@ func projectPrefix(prefix []InputEvent) ([]InputEvent, []ManifestEntry, error) {
 	for i, e := range prefix {
 		projected, entry, err := projectEvent(e)
 		if err != nil {
+			if failure := errcode.As(err); failure != nil {
+				// The prefix is the lane's first events: i is the event's index.
+				failure.Details["field"] = eventPath(i, failure.Details["field"].(string))
+			}
 			return nil, nil, err
 		}
 		out[i] = projected
@@ -55,8 +60,9 @@ func projectEvent(e InputEvent) (InputEvent, *ManifestEntry, error) {
 		return e, nil, nil
 	}
 	if len(e.ArtifactIDs) == 0 {
-		return e, nil, errcode.WithDetails(errcode.MissingArtifact,
-			"large tool output has no durable artifact", map[string]any{"event_id": e.EventID})
+		return e, nil, errcode.Field(errcode.MissingArtifact, "large tool output has no durable artifact",
+			"artifact_ids", "required").With("event_id", e.EventID).
+			With("content_bytes", int64(len(*e.Content))).With("threshold_bytes", int64(projectionThreshold))
 	}
 	content := *e.Content
 	tool := make(map[string]any, len(e.Tool)+2)
@@ -67,8 +73,8 @@ func projectEvent(e InputEvent) (InputEvent, *ManifestEntry, error) {
 	tool["artifact_ids"] = stringsToAny(e.ArtifactIDs)
 	hash, err := ContentHashOf(nil, tool, e.ArtifactIDs, true)
 	if err != nil {
-		return e, nil, errcode.WithDetails(errcode.InvalidProjection,
-			"projected event is not canonical JSON", map[string]any{"event_id": e.EventID})
+		return e, nil, errcode.Field(errcode.InvalidProjection, "projected event is not canonical JSON",
+			"tool", "canonical").With("event_id", e.EventID)
 	}
 	p := e
 	p.Content, p.Tool, p.Truncated, p.TokenCount, p.ContentHash = nil, tool, true, nil, hash
@@ -97,42 +103,72 @@ func excerpt(content string) string {
 	return head + projectionSeparator + tail
 }
 
-func projectionError(message string, details map[string]any) *errcode.Error {
-	return errcode.WithDetails(errcode.InvalidProjection, message, details)
+// projectionError is an invalid_compaction_projection naming the manifest
+// field (projection_manifest[i].name) and the rule it broke.
+func projectionError(message, field, rule string) *errcode.Error {
+	return errcode.Field(errcode.InvalidProjection, message, field, rule)
+}
+
+// manifestPath is the path of entry i of a projection manifest, or of its
+// field name when name is not "".
+func manifestPath(i int, name string) string {
+	p := "projection_manifest[" + strconv.Itoa(i) + "]"
+	if name != "" {
+		p += "." + name
+	}
+	return p
+}
+
+// checkEntry checks one manifest entry's own fields.
+func checkEntry(i int, m ManifestEntry) error {
+	const message = "projection manifest is invalid"
+	switch {
+	case m.ProjectionVersion != projectionVersion:
+		return projectionError(message, manifestPath(i, "projection_version"), "enum").
+			With("value", m.ProjectionVersion).With("expected", []any{int64(projectionVersion)})
+	case !isHash64(m.OriginalContentHash):
+		return projectionError(message, manifestPath(i, "original_content_hash"), "pattern").With("expected", hashRule)
+	case !isHash64(m.ProjectedContentHash):
+		return projectionError(message, manifestPath(i, "projected_content_hash"), "pattern").With("expected", hashRule)
+	case m.OriginalBytes < 0:
+		return projectionError(message, manifestPath(i, "original_bytes"), "range").With("value", m.OriginalBytes)
+	}
+	return nil
 }
 
 // Replay re-verifies a persisted projection manifest against the original
 // events and returns the projected lane. Errors are
 // invalid_compaction_projection (or missing_compaction_artifact).
 func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error) {
-	byEvent := make(map[string]ManifestEntry, len(manifest))
-	for _, m := range manifest {
-		if m.ProjectionVersion != projectionVersion || !isHash64(m.OriginalContentHash) ||
-			!isHash64(m.ProjectedContentHash) || m.OriginalBytes < 0 {
-			return nil, projectionError("projection manifest is invalid", nil)
+	byEvent := make(map[string]int, len(manifest))
+	for i, m := range manifest {
+		if err := checkEntry(i, m); err != nil {
+			return nil, err
 		}
 		if _, dup := byEvent[m.EventID]; dup {
-			return nil, projectionError("projection manifest is invalid", nil)
+			return nil, projectionError("projection manifest is invalid", manifestPath(i, "event_id"), "unique").
+				With("event_id", m.EventID)
 		}
-		byEvent[m.EventID] = m
+		byEvent[m.EventID] = i
 	}
 	present := make(map[string]bool, len(events))
 	for _, e := range events {
 		present[e.EventID] = true
 	}
-	for _, m := range manifest {
+	for i, m := range manifest {
 		if !present[m.EventID] {
-			return nil, projectionError("projection manifest references an unavailable event", map[string]any{"event_id": m.EventID})
+			return nil, projectionError("projection manifest references an unavailable event",
+				manifestPath(i, "event_id"), "reference").With("event_id", m.EventID)
 		}
 	}
 	out := make([]InputEvent, len(events))
 	for i, e := range events {
-		m, ok := byEvent[e.EventID]
+		at, ok := byEvent[e.EventID]
 		if !ok {
 			out[i] = e
 			continue
 		}
-		p, err := replayOne(e, m)
+		p, err := replayOne(e, manifest[at], at)
 		if err != nil {
 			return nil, err
 		}
@@ -141,24 +177,27 @@ func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error)
 	return out, nil
 }
 
-func replayOne(e InputEvent, m ManifestEntry) (InputEvent, error) {
-	details := map[string]any{"event_id": e.EventID}
+// replayOne replays entry i of the manifest, m, on its event e.
+func replayOne(e InputEvent, m ManifestEntry, i int) (InputEvent, error) {
+	fail := func(message, name string) (InputEvent, error) {
+		return e, projectionError(message, manifestPath(i, name), "match").With("event_id", e.EventID)
+	}
 	switch {
 	case e.Role != RoleTool || e.Content == nil:
-		return e, projectionError("only complete tool results may be projected", details)
+		return fail("only complete tool results may be projected", "event_id")
 	case int64(len(*e.Content)) != m.OriginalBytes:
-		return e, projectionError("projection source byte length does not match", details)
+		return fail("projection source byte length does not match", "original_bytes")
 	case e.ContentHash != m.OriginalContentHash:
-		return e, projectionError("projection source hash does not match", details)
+		return fail("projection source hash does not match", "original_content_hash")
 	case !equalStrings(e.ArtifactIDs, m.ArtifactIDs):
-		return e, projectionError("projection artifact identity does not match", details)
+		return fail("projection artifact identity does not match", "artifact_ids")
 	}
 	p, entry, err := projectEvent(e)
 	if err != nil {
 		return e, err
 	}
 	if entry == nil || p.ContentHash != m.ProjectedContentHash {
-		return e, projectionError("projected event hash does not match", details)
+		return fail("projected event hash does not match", "projected_content_hash")
 	}
 	return p, nil
 }
@@ -181,26 +220,33 @@ func equalStrings(a, b []string) bool {
 func DecodeManifest(v any) ([]ManifestEntry, error) {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, projectionError("projection replay input is invalid", nil)
+		return nil, projectionError("projection replay input is invalid", "projection_manifest", "type").
+			With("expected", "array")
 	}
 	out := make([]ManifestEntry, 0, len(list))
-	for _, raw := range list {
+	for i, raw := range list {
+		invalid := func(rule string) error {
+			return projectionError("projection manifest is invalid", manifestPath(i, ""), rule)
+		}
 		m, isMap := raw.(map[string]any)
 		if !isMap {
-			return nil, projectionError("projection manifest is invalid", nil)
+			return nil, invalid("type")
 		}
 		entry := ManifestEntry{ProjectionVersion: projectionVersion, ArtifactIDs: []string{}}
 		ok := readInt(m, "projection_version", &entry.ProjectionVersion) && readInt(m, "original_bytes", &entry.OriginalBytes)
 		var id, original, projected *string
 		ok = ok && readStringPtr(m, "event_id", &id) && readStringPtr(m, "original_content_hash", &original) &&
 			readStringPtr(m, "projected_content_hash", &projected)
-		if _, has := m["original_bytes"]; !has || !ok || id == nil || original == nil || projected == nil {
-			return nil, projectionError("projection manifest is invalid", nil)
+		if !ok {
+			return nil, invalid("type")
+		}
+		if _, has := m["original_bytes"]; !has || id == nil || original == nil || projected == nil {
+			return nil, invalid("required")
 		}
 		if raw, has := m["artifact_ids"]; has {
 			ids, isList := asStringList(raw)
 			if !isList {
-				return nil, projectionError("projection manifest is invalid", nil)
+				return nil, invalid("type")
 			}
 			entry.ArtifactIDs = ids
 		}

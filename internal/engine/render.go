@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/semantic"
@@ -45,10 +47,23 @@ func RendererFor(name string) (Renderer, error) {
 	}
 	r, ok := renderers[name]
 	if !ok {
-		return nil, errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid",
-			map[string]any{"reason": "unknown renderer", "render": name})
+		names := make([]string, 0, len(renderers))
+		for n := range renderers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return nil, invalidField("render", "enum", "unknown renderer").
+			With("render", name).With("value", echoValue(name)).With("expected", stringsToAny(names))
 	}
 	return r, nil
+}
+
+// renderFailure is the compaction_render_error of a rendering whose
+// input is outside canonical JSON.
+func renderFailure(err error) *errcode.Error {
+	e := errcode.Field(errcode.RenderError, "context rendering failed", "render", "canonical")
+	e.Err = err
+	return e
 }
 
 // semanticValue is the plain map of s, or nil.
@@ -86,12 +101,12 @@ func appendCanonicalRendering(dst []byte, sem *semantic.Semantic, n int,
 			b = append(b, ',')
 		}
 		if b, err = appendEvent(b, i); err != nil {
-			return b, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+			return b, renderFailure(err)
 		}
 	}
 	b = append(b, `],"semantic":`...)
 	if b, err = sem.AppendCanonical(b); err != nil {
-		return b, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+		return b, renderFailure(err)
 	}
 	return append(b, '}'), nil
 }
@@ -130,12 +145,12 @@ func (openAIChatRenderer) Render(sem *semantic.Semantic, events []InputEvent) (R
 	if sem != nil {
 		body, err := sem.AppendCanonical(nil)
 		if err != nil {
-			return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+			return Rendered{}, renderFailure(err)
 		}
 		system := map[string]any{"role": "system", "content": checkpointPreamble + string(body)}
 		n, err := canonical.EncodedSize(system)
 		if err != nil {
-			return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+			return Rendered{}, renderFailure(err)
 		}
 		checkpointBytes = int64(n)
 		messages = append(messages, system)
@@ -145,7 +160,7 @@ func (openAIChatRenderer) Render(sem *semantic.Semantic, events []InputEvent) (R
 	}
 	b, err := canonical.Encode(messages)
 	if err != nil {
-		return Rendered{}, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+		return Rendered{}, renderFailure(err)
 	}
 	categories := map[string]int64{"checkpoint": checkpointBytes, "history": int64(len(b)) - checkpointBytes}
 	return Rendered{Bytes: b, Categories: categories}, nil

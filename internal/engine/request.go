@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -89,13 +90,28 @@ func (r *Request) EffectiveScope() Scope {
 // HarvestEnabled reports whether facts should be harvested (default true).
 func (r *Request) HarvestEnabled() bool { return r.Harvest == nil || *r.Harvest }
 
-func requestError(message string) *errcode.Error { return errcode.New(errcode.InvalidRequest, message) }
+// fieldError is an invalid_compaction_request naming the field and the
+// rule it broke (errcode.Field).
+func fieldError(message, field, rule string) *errcode.Error {
+	return errcode.Field(errcode.InvalidRequest, message, field, rule)
+}
+
+// typeError is fieldError for a value of the wrong JSON type.
+func typeError(message, field, expected string) *errcode.Error {
+	return fieldError(message, field, "type").With("expected", expected)
+}
+
+// notAMap is the failure of a request that is not a JSON object; "$" is
+// the path of the whole request.
+func notAMap() *errcode.Error {
+	return typeError("compaction request must be a map", "$", "object")
+}
 
 // Validate checks the whole request in the contract's order (engine.md 6.6);
 // the first failure wins. Nested values return their own codes.
 func (r *Request) Validate() error {
 	if r == nil {
-		return requestError("compaction request must be a map")
+		return notAMap()
 	}
 	for _, step := range requestSteps {
 		if step.check == nil {
@@ -159,11 +175,23 @@ func DecodeRequest(data []byte) (*Request, error) {
 	v, err := canonical.Decode(data)
 	if err != nil {
 		if errors.Is(err, canonical.ErrDuplicateKey) {
-			return nil, errcode.Wrap(errcode.InvalidRequest, "compaction request has duplicate fields", err)
+			return nil, jsonError("compaction request has duplicate fields", "unique", err)
 		}
-		return nil, errcode.Wrap(errcode.InvalidRequest, "compaction request is not JSON", err)
+		return nil, jsonError("compaction request is not JSON", "json", err)
 	}
 	return DecodeRequestValue(v)
+}
+
+// jsonError is the failure of a request body that is not one JSON object
+// with unique keys; the cause says where.
+func jsonError(message, rule string, err error) *errcode.Error {
+	e := fieldError(message, "$", rule)
+	var at *canonical.DecodeError
+	if errors.As(err, &at) {
+		e.With("offset", int64(at.Offset))
+	}
+	e.Err = err
+	return e
 }
 
 // DecodeRequestValue is DecodeRequest for a request canonical.Decode has
@@ -172,7 +200,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 func DecodeRequestValue(v any) (*Request, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, requestError("compaction request must be a map")
+		return nil, notAMap()
 	}
 	if err := checkEnvelope(m); err != nil {
 		return nil, err
@@ -200,8 +228,8 @@ func DecodeRequestValue(v any) (*Request, error) {
 // checkEnvelope checks the version, the key set and the event source.
 func checkEnvelope(m map[string]any) error {
 	if version, ok := asInt(m["v"]); !ok || version != RequestVersion {
-		return errcode.WithDetails(errcode.UnsupportedVersion, "unsupported request version",
-			map[string]any{"supported": []any{int64(RequestVersion)}})
+		return errcode.Field(errcode.UnsupportedVersion, "unsupported request version", "v", "enum").
+			With("value", echoValue(m["v"])).With("supported", []any{int64(RequestVersion)})
 	}
 	if unknown := unknownKeys(m, requestFields); len(unknown) > 0 {
 		return errcode.WithDetails(errcode.InvalidRequest, "compaction request has unknown fields",
@@ -223,8 +251,8 @@ func checkEnvelope(m map[string]any) error {
 			map[string]any{"missing_fields": stringsToAny(missing)})
 	}
 	if hasEvents && hasObject {
-		return errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid",
-			map[string]any{"reason": "events and events_object are mutually exclusive"})
+		return fieldError("compaction request is invalid", "events_object", "exclusive").
+			With("reason", "events and events_object are mutually exclusive")
 	}
 	return nil
 }
@@ -241,12 +269,12 @@ func decodeIdentities(r *Request, m map[string]any) error {
 	for _, t := range targets {
 		s, ok := m[t.key].(string)
 		if !ok {
-			return requestError("compaction request identities are invalid")
+			return typeError("compaction request identities are invalid", t.key, "string")
 		}
 		*t.dst = s
 	}
 	if !readStringPtr(m, "parent_checkpoint_id", &r.ParentCheckpointID) {
-		return requestError("compaction request identities are invalid")
+		return typeError("compaction request identities are invalid", "parent_checkpoint_id", "string or null")
 	}
 	return nil
 }
@@ -301,7 +329,7 @@ func InvalidName(field, message string) *errcode.Error {
 func decodeTrigger(r *Request, m map[string]any) error {
 	s, ok := m["trigger"].(string)
 	if !ok {
-		return requestError("compaction trigger is invalid")
+		return typeError("compaction trigger is invalid", "trigger", "string")
 	}
 	r.Trigger = s
 	return nil
@@ -309,15 +337,19 @@ func decodeTrigger(r *Request, m map[string]any) error {
 
 func checkTrigger(r *Request) error {
 	if !isTrigger(r.Trigger) {
-		return requestError("compaction trigger is invalid")
+		return fieldError("compaction trigger is invalid", "trigger", "enum").
+			With("value", echoValue(r.Trigger)).With("expected", stringsToAny(triggers))
 	}
 	return nil
 }
 
+// hashRule is what a hash field must look like, as details state it.
+const hashRule = "64 lowercase hex digits"
+
 func decodeDestination(r *Request, m map[string]any) error {
 	s, ok := m["destination_identity_hash"].(string)
 	if !ok {
-		return requestError("destination identity hash is invalid")
+		return typeError("destination identity hash is invalid", "destination_identity_hash", "string")
 	}
 	r.DestinationIdentityHash = s
 	r.ModelProfile = DecodeModelProfile(m["model_profile"])
@@ -326,7 +358,8 @@ func decodeDestination(r *Request, m map[string]any) error {
 
 func checkDestination(r *Request) error {
 	if !isHash64(r.DestinationIdentityHash) {
-		return requestError("destination identity hash is invalid")
+		return fieldError("destination identity hash is invalid", "destination_identity_hash", "pattern").
+			With("value", echoValue(r.DestinationIdentityHash)).With("expected", hashRule)
 	}
 	return nil
 }
@@ -348,22 +381,23 @@ func checkPolicy(r *Request) error { return r.Policy.Validate() }
 
 func checkEnabled(r *Request) error {
 	if r.Trigger == TriggerAuto && !r.Policy.Enabled {
-		return errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid",
-			map[string]any{"reason": "automatic compaction is disabled by the policy"})
+		return fieldError("compaction request is invalid", "policy.enabled", "conflict").
+			With("value", false).With("reason", "automatic compaction is disabled by the policy")
 	}
 	return nil
 }
 
 func decodeFocus(r *Request, m map[string]any) error {
 	if !readStringPtr(m, "focus", &r.Focus) {
-		return invalidRequestBecause("focus must be a string or null")
+		return invalidField("focus", "type", "focus must be a string or null")
 	}
 	return nil
 }
 
 func checkFocus(r *Request) error {
 	if r.Focus != nil && (len(*r.Focus) > maxFocusBytes || !utf8.ValidString(*r.Focus)) {
-		return invalidRequestBecause("focus must be valid UTF-8 of at most 2000 bytes")
+		return invalidField("focus", "range", "focus must be valid UTF-8 of at most 2000 bytes").
+			With("bytes", int64(len(*r.Focus))).With("limit", int64(maxFocusBytes))
 	}
 	return nil
 }
@@ -391,11 +425,6 @@ func listedNames(key string, names []string) map[string]any {
 	return d
 }
 
-func withReason(d map[string]any, reason string) map[string]any {
-	d["reason"] = reason
-	return d
-}
-
 // TruncateUTF8 returns s when it has at most limit bytes, else its longest
 // prefix of whole characters that leaves room for the "…" marker, and the
 // marker.
@@ -411,8 +440,10 @@ func TruncateUTF8(s string, limit int) string {
 	return s[:cut] + marker
 }
 
-func invalidRequestBecause(reason string) *errcode.Error {
-	return errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid", map[string]any{"reason": reason})
+// invalidField is the generic "compaction request is invalid" failure of
+// one field, with the reason in words.
+func invalidField(field, rule, reason string) *errcode.Error {
+	return fieldError("compaction request is invalid", field, rule).With("reason", reason)
 }
 
 func decodeRehydration(r *Request, m map[string]any) error {
@@ -463,7 +494,7 @@ func decodeState(r *Request, m map[string]any) error {
 		r.AntiThrash = s
 	}
 	if !readIntPtr(m, "new_tokens_since_compaction", &r.NewTokensSinceCompaction) {
-		return stateError("new-token count must be non-negative")
+		return stateFieldError("new-token count must be non-negative", "new_tokens_since_compaction", "type")
 	}
 	return nil
 }
@@ -473,7 +504,8 @@ func checkState(r *Request) error {
 		return err
 	}
 	if r.NewTokensSinceCompaction != nil && *r.NewTokensSinceCompaction < 0 {
-		return stateError("new-token count must be non-negative")
+		return stateFieldError("new-token count must be non-negative", "new_tokens_since_compaction", "range").
+			With("value", *r.NewTokensSinceCompaction)
 	}
 	return nil
 }
@@ -496,8 +528,11 @@ func decodeEventsField(r *Request, m map[string]any) error {
 // and JSON types only; values are checked by checkEvents.
 func decodeEventList(raw any) ([]InputEvent, error) {
 	list, ok := raw.([]any)
-	if !ok || len(list) == 0 || len(list) > maxEventsPerRequest {
-		return nil, requestError("compaction event sequence is empty or oversized")
+	if !ok {
+		return nil, typeError("compaction event sequence is empty or oversized", "events", "array")
+	}
+	if err := checkEventCount(len(list)); err != nil {
+		return nil, err
 	}
 	events := make([]InputEvent, len(list))
 	for i, v := range list {
@@ -514,8 +549,8 @@ func decodeEventList(raw any) ([]InputEvent, error) {
 // values they passed with at decoding (eventsRecord); the lane rule, which
 // also reads the request's own fields, is checked every time.
 func checkEvents(r *Request) error {
-	if len(r.Events) == 0 || len(r.Events) > maxEventsPerRequest {
-		return requestError("compaction event sequence is empty or oversized")
+	if err := checkEventCount(len(r.Events)); err != nil {
+		return err
 	}
 	if !r.validatedEvents.matches(r.Events) {
 		if err := validateEach(r.Events); err != nil {
@@ -523,6 +558,15 @@ func checkEvents(r *Request) error {
 		}
 	}
 	return r.checkLane()
+}
+
+// checkEventCount checks that a lane has 1..maxEventsPerRequest events.
+func checkEventCount(n int) error {
+	if n == 0 || n > maxEventsPerRequest {
+		return fieldError("compaction event sequence is empty or oversized", "events", "range").
+			With("count", int64(n)).With("min", int64(1)).With("max", int64(maxEventsPerRequest))
+	}
+	return nil
 }
 
 // validateEach validates the events in order; the first failure wins.
@@ -541,18 +585,39 @@ func (r *Request) checkLane() error {
 	ids := make(map[string]struct{}, len(r.Events))
 	for i := range r.Events {
 		e := &r.Events[i] // not a copy: checkLane runs on every Validate
-		if e.RunAgentID != r.RunAgentID || e.CheckpointNamespace != r.CheckpointNamespace {
-			return requestError("compaction events are not one ordered lane")
+		if e.RunAgentID != r.RunAgentID {
+			return laneError(i, "run_agent_id", "lane", e.RunAgentID, r.RunAgentID)
 		}
-		if i > 0 && (e.LaneEventOrdinal <= r.Events[i-1].LaneEventOrdinal || e.ChatSeq < r.Events[i-1].ChatSeq) {
-			return requestError("compaction events are not one ordered lane")
+		if e.CheckpointNamespace != r.CheckpointNamespace {
+			return laneError(i, "checkpoint_namespace", "lane", e.CheckpointNamespace, r.CheckpointNamespace)
+		}
+		if i > 0 {
+			prev := &r.Events[i-1]
+			if e.LaneEventOrdinal <= prev.LaneEventOrdinal {
+				return laneError(i, "lane_event_ordinal", "order", e.LaneEventOrdinal, "> "+strconv.FormatInt(prev.LaneEventOrdinal, 10))
+			}
+			if e.ChatSeq < prev.ChatSeq {
+				return laneError(i, "chat_seq", "order", e.ChatSeq, ">= "+strconv.FormatInt(prev.ChatSeq, 10))
+			}
 		}
 		if _, dup := ids[e.EventID]; dup {
-			return requestError("compaction events are not one ordered lane")
+			return laneError(i, "event_id", "unique", e.EventID, "an id no earlier event has")
 		}
 		ids[e.EventID] = struct{}{}
 	}
 	return nil
+}
+
+// laneError is the lane rule's failure at event i: its field, the value it
+// holds and what the lane expected there.
+func laneError(i int, field, rule string, value, expected any) *errcode.Error {
+	return fieldError("compaction events are not one ordered lane", eventPath(i, field), rule).
+		With("value", echoValue(value)).With("expected", echoValue(expected))
+}
+
+// eventPath is the path of an event's field in the request: events[i].field.
+func eventPath(i int, field string) string {
+	return "events[" + strconv.Itoa(i) + "]." + field
 }
 
 func decodeActiveIDs(r *Request, m map[string]any) error {
@@ -562,34 +627,48 @@ func decodeActiveIDs(r *Request, m map[string]any) error {
 	}
 	ids, isList := asStringList(raw)
 	if !isList {
-		return requestError("active input event IDs are invalid")
+		return typeError(activeIDsMessage, "active_input_event_ids", "array of strings")
 	}
 	r.ActiveInputEventIDs = ids
 	return nil
 }
 
+const activeIDsMessage = "active input event IDs are invalid"
+
 // checkActiveIDs indexes the active ids, usually one or a few, rather than
-// every event: one pass over the events then finds them all, and each
-// failure has the same error, so which one is found first does not matter.
+// every event: one pass over the events then finds them all, and a second
+// pass over the ids names the first one no event carries.
 func checkActiveIDs(r *Request) error {
 	active := r.ActiveInputEventIDs
 	if len(active) > len(r.Events) {
-		return requestError("active input event IDs are invalid")
+		return fieldError(activeIDsMessage, "active_input_event_ids", "range").
+			With("count", int64(len(active))).With("max", int64(len(r.Events)))
 	}
 	if len(active) == 0 {
 		return nil
 	}
 	found := make(map[string]bool, len(active))
-	for _, id := range active {
+	for i, id := range active {
 		if _, dup := found[id]; dup {
-			return requestError("active input event IDs are invalid")
+			return activeIDError(i, "unique", id)
 		}
 		found[id] = false
 	}
 	if countFound(found, r.Events) < len(active) {
-		return requestError("active input event IDs are invalid")
+		for i, id := range active {
+			if !found[id] {
+				return activeIDError(i, "reference", id)
+			}
+		}
 	}
 	return nil
+}
+
+// activeIDError names the active id at index i: repeated (unique) or not
+// the id of any event of the lane (reference).
+func activeIDError(i int, rule, id string) *errcode.Error {
+	return fieldError(activeIDsMessage, "active_input_event_ids["+strconv.Itoa(i)+"]", rule).
+		With("value", echoValue(id))
 }
 
 // countFound marks the ids of found that some event carries and returns
@@ -609,14 +688,14 @@ func decodeRender(r *Request, m map[string]any) error {
 	if raw, ok := m["render"]; ok && raw != nil {
 		name, isString := raw.(string)
 		if !isString {
-			return invalidRequestBecause("render must name a renderer")
+			return invalidField("render", "type", "render must name a renderer")
 		}
 		r.Render = name
 	}
 	if raw, ok := m["rendered_request_bytes"]; ok && raw != nil {
 		n, isInt := asInt(raw)
 		if !isInt {
-			return invalidRequestBecause("rendered_request_bytes must be a non-negative integer")
+			return invalidField("rendered_request_bytes", "type", "rendered_request_bytes must be a non-negative integer")
 		}
 		r.RenderedRequestBytes = &n
 	}
@@ -628,7 +707,8 @@ func checkRender(r *Request) error {
 		return err
 	}
 	if r.RenderedRequestBytes != nil && *r.RenderedRequestBytes < 0 {
-		return invalidRequestBecause("rendered_request_bytes must be a non-negative integer")
+		return invalidField("rendered_request_bytes", "range", "rendered_request_bytes must be a non-negative integer").
+			With("value", *r.RenderedRequestBytes)
 	}
 	return nil
 }
@@ -637,7 +717,7 @@ func decodeOutputTokens(r *Request, m map[string]any) error {
 	if raw, ok := m["requested_max_output_tokens"]; ok && raw != nil {
 		n, isInt := asInt(raw)
 		if !isInt {
-			return invalidRequestBecause("requested_max_output_tokens must be a non-negative integer")
+			return invalidField("requested_max_output_tokens", "type", "requested_max_output_tokens must be a non-negative integer")
 		}
 		r.RequestedMaxOutputTokens = n
 	}
@@ -646,7 +726,8 @@ func decodeOutputTokens(r *Request, m map[string]any) error {
 
 func checkOutputTokens(r *Request) error {
 	if r.RequestedMaxOutputTokens < 0 {
-		return invalidRequestBecause("requested_max_output_tokens must be a non-negative integer")
+		return invalidField("requested_max_output_tokens", "range", "requested_max_output_tokens must be a non-negative integer").
+			With("value", r.RequestedMaxOutputTokens)
 	}
 	return nil
 }
@@ -657,14 +738,14 @@ func decodeFlags(r *Request, m map[string]any) error {
 	if raw, ok := m["structural_pressure"]; ok && raw != nil {
 		b, isBool := raw.(bool)
 		if !isBool {
-			return invalidRequestBecause("structural_pressure must be a boolean")
+			return invalidField("structural_pressure", "type", "structural_pressure must be a boolean")
 		}
 		r.StructuralPressure = b
 	}
 	if raw, ok := m["harvest"]; ok && raw != nil {
 		b, isBool := raw.(bool)
 		if !isBool {
-			return invalidRequestBecause("harvest must be a boolean")
+			return invalidField("harvest", "type", "harvest must be a boolean")
 		}
 		r.Harvest = &b
 	}
@@ -672,7 +753,7 @@ func decodeFlags(r *Request, m map[string]any) error {
 		s, isString := raw.(string)
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if !isString || err != nil {
-			return invalidRequestBecause("deadline_at must be an RFC 3339 time or null")
+			return invalidField("deadline_at", "format", "deadline_at must be an RFC 3339 time or null")
 		}
 		r.DeadlineAt = &t
 	}
@@ -693,15 +774,17 @@ func checkFlags(r *Request) error {
 	return nil
 }
 
+const scopeReason = "scope must be {\"kind\": string, \"id\": string}"
+
 func decodeScope(raw any) (*Scope, error) {
 	m, ok := raw.(map[string]any)
 	if !ok || len(unknownKeys(m, keySet("kind", "id"))) > 0 {
-		return nil, invalidRequestBecause("scope must be {\"kind\": string, \"id\": string}")
+		return nil, invalidField("scope", "type", scopeReason)
 	}
 	kind, ok1 := m["kind"].(string)
 	id, ok2 := m["id"].(string)
 	if !ok1 || !ok2 {
-		return nil, invalidRequestBecause("scope must be {\"kind\": string, \"id\": string}")
+		return nil, invalidField("scope", "type", scopeReason)
 	}
 	return &Scope{Kind: kind, ID: id}, nil
 }
@@ -716,24 +799,27 @@ func decodeAccounting(r *Request, m map[string]any) error {
 	}
 	a, isMap := raw.(map[string]any)
 	if !isMap {
-		return invalidRequestBecause("accounting must be an object")
+		return invalidField("accounting", "type", "accounting must be an object")
 	}
 	if unknown := unknownKeys(a, accountingFields); len(unknown) > 0 {
-		return errcode.WithDetails(errcode.InvalidRequest, "compaction request is invalid",
-			withReason(listedNames("fields", unknown), "unknown accounting fields"))
+		e := invalidField("accounting", "unknown", "unknown accounting fields")
+		for k, v := range listedNames("fields", unknown) {
+			e.With(k, v)
+		}
+		return e
 	}
 	var method *string
 	if !readStringPtr(a, "method", &method) {
-		return invalidRequestBecause("accounting method must be a string")
+		return invalidField("accounting.method", "type", "accounting method must be a string")
 	}
 	if method != nil {
 		r.Accounting.Method = *method
 	}
 	if !readStringPtr(a, "profile_hash", &r.Accounting.ProfileHash) {
-		return stateError("accounting identity is invalid")
+		return stateFieldError("accounting identity is invalid", "accounting.profile_hash", "type")
 	}
 	if !readInt(a, "reported_input_tokens", &r.Accounting.ReportedInputTokens) && a["reported_input_tokens"] != nil {
-		return errcode.New(errcode.InvalidContextBudget, "reported usage must be a non-negative integer")
+		return budgetError(reportedUsageMessage, "accounting.reported_input_tokens", "type")
 	}
 	categories, err := decodeCategories(a["category_bytes"])
 	if err != nil {
@@ -751,15 +837,22 @@ func decodeCategories(raw any) (map[string]int64, error) {
 	}
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return nil, errcode.New(errcode.InvalidContextBudget, "categories must be a map")
+		return nil, budgetError("categories must be a map", categoryField, "type")
 	}
 	out := make(map[string]int64, len(m))
+	bad := ""
 	for k, v := range m {
 		n, isInt := asInt(v)
-		if !isInt || n < 0 {
-			return nil, errcode.New(errcode.InvalidContextBudget, "category costs must be non-negative integers")
+		if (!isInt || n < 0) && (bad == "" || k < bad) {
+			bad = k // the first bad key in byte order, so the error is stable
 		}
 		out[k] = n
+	}
+	if bad != "" {
+		if _, isInt := asInt(m[bad]); !isInt {
+			return nil, categoryError(bad, "type", m[bad])
+		}
+		return nil, categoryError(bad, "range", m[bad])
 	}
 	return out, nil
 }

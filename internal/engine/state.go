@@ -31,9 +31,15 @@ const (
 	SuppressionBelowTrigger          = "below_trigger"
 )
 
+// triggers lists the valid triggers, as a failure's details state them.
+var triggers = []string{TriggerAuto, TriggerManual, TriggerOverflow, TriggerModelSwitchPreflight}
+
 func isTrigger(s string) bool {
 	return s == TriggerAuto || s == TriggerManual || s == TriggerOverflow || s == TriggerModelSwitchPreflight
 }
+
+// methods lists the accounting methods, as a failure's details state them.
+var methods = []string{MethodConservativeUTF8, MethodLocalTokenizer, MethodReportedUsageDeltaV2}
 
 func isMethod(s string) bool {
 	return s == MethodConservativeUTF8 || s == MethodLocalTokenizer || s == MethodReportedUsageDeltaV2
@@ -64,6 +70,16 @@ type AccountingIdentity struct {
 
 func stateError(message string) *errcode.Error { return errcode.New(errcode.InvalidState, message) }
 
+// stateFieldError is an invalid_compaction_state naming the field and the
+// rule it broke.
+func stateFieldError(message, field, rule string) *errcode.Error {
+	return errcode.Field(errcode.InvalidState, message, field, rule)
+}
+
+// stateField is the path of a state field in the request, where the state
+// is anti_thrash.
+func stateField(name string) string { return "anti_thrash." + name }
+
 func (id AccountingIdentity) valid() bool {
 	return isMethod(id.Method) && id.Version > 0 && (id.ProfileHash == nil || isHash64(*id.ProfileHash))
 }
@@ -71,24 +87,43 @@ func (id AccountingIdentity) valid() bool {
 // Validate checks field bounds and the accounting triple. Errors are
 // invalid_compaction_state.
 func (s State) Validate() error {
-	if s.SuccessfulAutoCompactions < 0 || s.NewTokensSinceCompaction < 0 || s.ConsecutiveIneffectiveCompactions < 0 ||
-		negative(s.LastCompactionLaneEventOrdinal) || negative(s.LastCompactionTokensAfter) {
-		return stateError("compaction state is invalid")
+	counts := []struct {
+		name  string
+		value *int64
+	}{
+		{"successful_auto_compactions", &s.SuccessfulAutoCompactions},
+		{"new_tokens_since_compaction", &s.NewTokensSinceCompaction},
+		{"consecutive_ineffective_compactions", &s.ConsecutiveIneffectiveCompactions},
+		{"last_compaction_lane_event_ordinal", s.LastCompactionLaneEventOrdinal},
+		{"last_compaction_tokens_after", s.LastCompactionTokensAfter},
+	}
+	for _, c := range counts {
+		if c.value != nil && *c.value < 0 {
+			return stateFieldError("compaction state is invalid", stateField(c.name), "range").With("value", *c.value)
+		}
 	}
 	if s.AccountingMethod == nil && s.AccountingVersion == nil && s.AccountingProfileHash == nil {
 		return nil
 	}
 	if s.AccountingMethod == nil || !isMethod(*s.AccountingMethod) {
-		return stateError("compaction state accounting method is invalid")
+		e := stateFieldError("compaction state accounting method is invalid", stateField("accounting_method"), "enum")
+		if s.AccountingMethod == nil {
+			e.Details["rule"] = "required"
+		}
+		return e.With("expected", stringsToAny(methods))
 	}
-	if s.AccountingVersion == nil || *s.AccountingVersion <= 0 ||
-		(s.AccountingProfileHash != nil && !isHash64(*s.AccountingProfileHash)) {
-		return stateError("compaction state is invalid")
+	switch {
+	case s.AccountingVersion == nil:
+		return stateFieldError("compaction state is invalid", stateField("accounting_version"), "required")
+	case *s.AccountingVersion <= 0:
+		return stateFieldError("compaction state is invalid", stateField("accounting_version"), "range").
+			With("value", *s.AccountingVersion)
+	case s.AccountingProfileHash != nil && !isHash64(*s.AccountingProfileHash):
+		return stateFieldError("compaction state is invalid", stateField("accounting_profile_hash"), "pattern").
+			With("value", echoValue(*s.AccountingProfileHash)).With("expected", hashRule)
 	}
 	return nil
 }
-
-func negative(n *int64) bool { return n != nil && *n < 0 }
 
 // AutoSuppression returns the first reason an automatic compaction must not
 // run, or "" if none applies.
@@ -110,7 +145,7 @@ func (s State) AutoSuppression(p Policy) string {
 // gained since its last compaction.
 func (s State) ObserveNewTokens(n int64) (State, error) {
 	if n < 0 {
-		return s, stateError("new-token count must be non-negative")
+		return s, stateFieldError("new-token count must be non-negative", "new_tokens_since_compaction", "range").With("value", n)
 	}
 	s.NewTokensSinceCompaction = n
 	return s, nil
@@ -121,7 +156,10 @@ func (s State) ObserveNewTokens(n int64) (State, error) {
 // counters that do not depend on units are kept.
 func (s State) RebaseAccounting(id AccountingIdentity) (State, error) {
 	if !id.valid() {
-		return s, stateError("accounting identity is invalid")
+		// The method and version are the engine's own; the profile hash
+		// is the request's.
+		return s, stateFieldError("accounting identity is invalid", "accounting.profile_hash", "pattern").
+			With("value", echoValue(stringOrNil(id.ProfileHash))).With("expected", hashRule)
 	}
 	if s.sameIdentity(id) {
 		return s, nil
@@ -186,29 +224,38 @@ var stateFields = keySet("successful_auto_compactions", "last_compaction_lane_ev
 func DecodeState(v any) (State, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return State{}, stateError("compaction state must be a map")
+		return State{}, stateFieldError("compaction state must be a map", "anti_thrash", "type").With("expected", "object")
 	}
 	if unknown := unknownKeys(m, stateFields); len(unknown) > 0 {
-		return State{}, errcode.WithDetails(errcode.InvalidState, "compaction state has unknown fields",
-			map[string]any{"fields": stringsToAny(unknown)})
+		return State{}, stateFieldError("compaction state has unknown fields", "anti_thrash", "unknown").
+			With("fields", stringsToAny(unknown))
 	}
 	var s State
-	ok = readInt(m, "successful_auto_compactions", &s.SuccessfulAutoCompactions) &&
-		readInt(m, "new_tokens_since_compaction", &s.NewTokensSinceCompaction) &&
-		readInt(m, "consecutive_ineffective_compactions", &s.ConsecutiveIneffectiveCompactions) &&
-		readIntPtr(m, "last_compaction_lane_event_ordinal", &s.LastCompactionLaneEventOrdinal) &&
-		readIntPtr(m, "last_compaction_tokens_after", &s.LastCompactionTokensAfter) &&
-		readBool(m, "overflow_retry_used", &s.OverflowRetryUsed) &&
-		readBool(m, "cancellation_pending", &s.CancellationPending)
-	if !ok {
-		return State{}, stateError("compaction state is invalid")
+	reads := []struct {
+		name string
+		ok   bool
+	}{
+		{"successful_auto_compactions", readInt(m, "successful_auto_compactions", &s.SuccessfulAutoCompactions)},
+		{"new_tokens_since_compaction", readInt(m, "new_tokens_since_compaction", &s.NewTokensSinceCompaction)},
+		{"consecutive_ineffective_compactions", readInt(m, "consecutive_ineffective_compactions", &s.ConsecutiveIneffectiveCompactions)},
+		{"last_compaction_lane_event_ordinal", readIntPtr(m, "last_compaction_lane_event_ordinal", &s.LastCompactionLaneEventOrdinal)},
+		{"last_compaction_tokens_after", readIntPtr(m, "last_compaction_tokens_after", &s.LastCompactionTokensAfter)},
+		{"overflow_retry_used", readBool(m, "overflow_retry_used", &s.OverflowRetryUsed)},
+		{"cancellation_pending", readBool(m, "cancellation_pending", &s.CancellationPending)},
+	}
+	for _, rd := range reads {
+		if !rd.ok {
+			return State{}, stateFieldError("compaction state is invalid", stateField(rd.name), "type")
+		}
 	}
 	if !readStringPtr(m, "accounting_method", &s.AccountingMethod) {
-		return State{}, stateError("compaction state accounting method is invalid")
+		return State{}, stateFieldError("compaction state accounting method is invalid", stateField("accounting_method"), "type")
 	}
-	if !readIntPtr(m, "accounting_version", &s.AccountingVersion) ||
-		!readStringPtr(m, "accounting_profile_hash", &s.AccountingProfileHash) {
-		return State{}, stateError("compaction state is invalid")
+	if !readIntPtr(m, "accounting_version", &s.AccountingVersion) {
+		return State{}, stateFieldError("compaction state is invalid", stateField("accounting_version"), "type")
+	}
+	if !readStringPtr(m, "accounting_profile_hash", &s.AccountingProfileHash) {
+		return State{}, stateFieldError("compaction state is invalid", stateField("accounting_profile_hash"), "type")
 	}
 	return s, s.Validate()
 }
@@ -305,8 +352,10 @@ type RehydrationState struct {
 	Hash string
 }
 
-func rehydrationError(message string) *errcode.Error {
-	return errcode.New(errcode.InvalidRehydrationState, message)
+// rehydrationError is an invalid_rehydration_state of the request's
+// rehydration_state, with the rule it broke.
+func rehydrationError(message, rule string) *errcode.Error {
+	return errcode.Field(errcode.InvalidRehydrationState, message, "rehydration_state", rule)
 }
 
 // NewRehydrationState hashes raw data and validates it. Errors are
@@ -314,11 +363,11 @@ func rehydrationError(message string) *errcode.Error {
 func NewRehydrationState(data any) (RehydrationState, error) {
 	m, ok := data.(map[string]any)
 	if !ok {
-		return RehydrationState{}, rehydrationError("rehydration state must be a map")
+		return RehydrationState{}, rehydrationError("rehydration state must be a map", "type").With("expected", "object")
 	}
 	hash, err := canonical.Hash(m)
 	if err != nil {
-		return RehydrationState{}, rehydrationError("rehydration state is invalid")
+		return RehydrationState{}, rehydrationError("rehydration state is invalid", "canonical")
 	}
 	r := RehydrationState{Data: m, Hash: hash}
 	return r, r.Validate()
@@ -327,11 +376,17 @@ func NewRehydrationState(data any) (RehydrationState, error) {
 // Validate checks that Data is canonical, at most 1 MiB encoded, and hashes to Hash.
 func (r RehydrationState) Validate() error {
 	if r.Data == nil {
-		return rehydrationError("rehydration state must be a map")
+		return rehydrationError("rehydration state must be a map", "required")
 	}
 	encoded, err := canonical.Encode(r.Data)
-	if err != nil || len(encoded) > maxRehydrationBytes || canonical.HashBytes(encoded) != r.Hash {
-		return rehydrationError("rehydration state is invalid")
+	switch {
+	case err != nil:
+		return rehydrationError("rehydration state is invalid", "canonical")
+	case len(encoded) > maxRehydrationBytes:
+		return rehydrationError("rehydration state is invalid", "range").
+			With("bytes", int64(len(encoded))).With("limit", int64(maxRehydrationBytes))
+	case canonical.HashBytes(encoded) != r.Hash:
+		return rehydrationError("rehydration state is invalid", "hash").With("expected", canonical.HashBytes(encoded))
 	}
 	return nil
 }

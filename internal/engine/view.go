@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
@@ -161,7 +160,7 @@ func (v *laneViews) renderInPlace(sem *semantic.Semantic) (r Rendered, ok bool, 
 	}
 	b, err := sem.AppendCanonical(append(v.enc, `],"semantic":`...))
 	if err != nil {
-		return Rendered{}, true, errcode.Wrap(errcode.RenderError, "context rendering failed", err)
+		return Rendered{}, true, renderFailure(err)
 	}
 	b = append(b, '}')
 	v.enc = b[:len(v.enc)] // the same views, in the buffer the rendering may have grown

@@ -72,6 +72,25 @@ func WithDetails(code, message string, details map[string]any) *Error {
 	return &Error{Code: code, Message: message, Details: details}
 }
 
+// Field returns an Error whose details name the subject of the failure:
+// field is its path in the request (trigger, events[17].chat_seq,
+// policy.trigger_ratio, accounting.category_bytes.x) and rule a short,
+// stable word for what it broke (type, enum, pattern, required, range,
+// order, unique, ...). Add values and limits with With.
+func Field(code, message, field, rule string) *Error {
+	return WithDetails(code, message, map[string]any{"field": field, "rule": rule})
+}
+
+// With sets one details entry and returns e, so that details read as one
+// expression where the error is made.
+func (e *Error) With(key string, value any) *Error {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details[key] = value
+	return e
+}
+
 // Wrap returns an Error with the given code and message whose cause is err.
 func Wrap(code, message string, err error) *Error {
 	e := New(code, message)
