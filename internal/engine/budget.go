@@ -17,7 +17,8 @@ const (
 const categoryResidual = "provider_overhead"
 
 // ModelProfile is the part of a model's profile that compaction reads
-// (engine.md 4.1). An empty ContextLimitKind means separate_input.
+// (docs/request.md, "The budget"). An empty ContextLimitKind means
+// separate_input.
 type ModelProfile struct {
 	ContextLimitKind       string
 	MaxInputTokens         *int64
@@ -70,7 +71,7 @@ func DecodeModelProfile(v any) ModelProfile {
 		n, isInt := asInt(raw)
 		if !isInt {
 			// max_input/max_context may be null (unset); a null reservation
-			// is not replaced by the default (engine.md 4.2).
+			// is not replaced by the default 0.
 			if raw == nil && name != "provider_reserved_tokens" {
 				continue
 			}
@@ -131,7 +132,7 @@ func categoryError(name, rule string, value any) *errcode.Error {
 }
 
 // EffectiveInputLimit returns the input window compaction works against
-// (engine.md 4.2); every failure is unknown_context_limit.
+// (docs/request.md, "The budget"); every failure is unknown_context_limit.
 func (p ModelProfile) EffectiveInputLimit(requestedMaxOutputTokens int64) (int64, error) {
 	kind := p.ContextLimitKind
 	if kind == "" {
@@ -204,7 +205,8 @@ type BudgetOptions struct {
 	// request; it only ever raises a v1 estimate (a floor).
 	ReportedInputTokens int64
 	// ReportedUsageBaseline and ComponentDescriptors enable v2 delta
-	// accounting when both are valid (engine.md 5.4); decoded JSON values.
+	// accounting when both are valid (subjects.md, Token accounting);
+	// decoded JSON values.
 	ReportedUsageBaseline any
 	ComponentDescriptors  any
 	ProfileHash           *string
@@ -216,7 +218,7 @@ type BudgetOptions struct {
 }
 
 // ContextBudget is the measured size of one provider request against the
-// model's window (engine.md 5.1).
+// model's window (subjects.md, Token accounting).
 type ContextBudget struct {
 	EffectiveInputLimit int64   `json:"effective_input_limit"`
 	EstimatedTokens     int64   `json:"estimated_tokens"`
@@ -302,10 +304,11 @@ func copyCategories(c map[string]int64) map[string]int64 {
 	return out
 }
 
-// localEstimate is engine.md 5.3: the tokenizer path when asked for and
-// possible, else the conservative byte count. A profile that names a
-// tokenizer asks for it unless the request names another method: a
-// tokenizer is only ever named to be counted with. Without a tokenizer the
+// localEstimate is the local estimate of subjects.md, Token accounting:
+// the tokenizer path when asked for and possible, else the conservative
+// byte count. A profile that names a tokenizer asks for it unless the
+// request names another method: a tokenizer is only ever named to be
+// counted with. Without a tokenizer the
 // byte count stays, since it is the one bound that holds for every model
 // (a byte-level BPE token is at least one byte).
 func localEstimate(p ModelProfile, size int64, text []byte, categoryTotal int64, o BudgetOptions) (method, counterName string, estimate int64) {

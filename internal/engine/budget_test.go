@@ -8,7 +8,8 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
-// Conformance cases CB-01..CB-12 (engine.md 12.2).
+// Budget conformance cases CB-01..CB-12: limits, ratios, methods and
+// category allocation (docs/request.md, "The budget").
 
 func sepProfile(maxInput, reserved int64) ModelProfile {
 	return ModelProfile{MaxInputTokens: ptr(maxInput), ProviderReservedTokens: ptr(reserved)}

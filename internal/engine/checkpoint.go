@@ -32,7 +32,7 @@ type Range struct {
 
 func (r Range) value() map[string]any { return map[string]any{"first": r.First, "last": r.Last} }
 
-// Checkpoint is an immutable candidate context checkpoint (engine.md 6.7).
+// Checkpoint is an immutable candidate context checkpoint (subjects.md, Events).
 // It becomes a lane's active head only when the caller activates it.
 type Checkpoint struct {
 	CheckpointID                         string
@@ -71,13 +71,13 @@ type Checkpoint struct {
 	RetainedEventIDs      []string
 	ProjectionManifest    []ManifestEntry
 	// ProviderUsage is nil for a pruned checkpoint, else the per-chunk
-	// usages of engine.md 9.12 (a repaired chunk is a nested list).
+	// usages, one per summary call (a repaired chunk is a nested list).
 	ProviderUsage    []any
 	ValidationStatus string
 	CreatedAt        string
 }
 
-// ToMap returns the persistence map of engine.md 6.7: every field plus id,
+// ToMap returns the checkpoint's persisted form: every field plus id,
 // ranges as {first, last}, the semantic as its plain map, rehydration state
 // as its data only.
 func (c *Checkpoint) ToMap() map[string]any {
@@ -137,7 +137,8 @@ func nonNilCategories(c map[string]int64) map[string]int64 {
 	return c
 }
 
-// Hash is the checkpoint_hash of spec/wire.md: the canonical hash of the
+// Hash is the checkpoint_hash (docs/canonical-json.md, "Worked example:
+// checkpoint_hash"): the canonical hash of the
 // persistence map without created_at, so a re-run of the same request at
 // another time has the same hash.
 func (c *Checkpoint) Hash() (string, error) {
@@ -165,7 +166,7 @@ func formatCreatedAt(now time.Time) string {
 	return now.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z")
 }
 
-// Result is the outcome of Compact (engine.md 6.8).
+// Result is the outcome of Compact.
 type Result struct {
 	Status string
 	// Checkpoint is nil for skipped.
@@ -185,13 +186,13 @@ type Result struct {
 	// ProviderUsage is the checkpoint's usage list for compacted, nil otherwise.
 	ProviderUsage []any
 	// State is the lane's anti-thrash state in this request's accounting
-	// units (rebased and with new tokens observed, engine.md 9.4). Persist
+	// units (rebased and with new tokens observed). Persist
 	// it for a skipped result; after activating a checkpoint persist
 	// State.RecordSuccess(...) instead. Not part of the wire form.
 	State State
 }
 
-// Map returns the Result as `processor compact` prints it (spec/wire.md):
+// Map returns the Result as `processor compact` prints it:
 // status, checkpoint, token counts, event counts, retained_event_ids,
 // artifact_ids, provider_usage ({"suppression": reason} when skipped).
 func (r *Result) Map() map[string]any {

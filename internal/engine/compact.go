@@ -15,13 +15,13 @@ import (
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
-// Compact runs the compaction algorithm of engine.md 9 on one request and
-// returns a skipped, pruned or compacted Result, or an *errcode.Error with
-// the contract's code. It is pure: it reads no clock (now stamps the
-// checkpoint), does no I/O, and calls only the Summarizer (with ctx) and the
-// request's Renderer. It never modifies req. It recovers panics: a panicking
-// Summarizer is compaction_provider_error, a panicking Renderer
-// compaction_render_error. An *errcode.Error returned by the Summarizer is
+// Compact runs the compaction algorithm of docs/request.md ("How Cairn
+// decides") on one request and returns a skipped, pruned or compacted
+// Result, or an *errcode.Error with the contract's code. It is pure: it
+// reads no clock (now stamps the checkpoint), does no I/O, and calls only
+// the Summarizer (with ctx) and the request's Renderer. It never modifies
+// req. It recovers panics: a panicking Summarizer is
+// compaction_provider_error, a panicking Renderer compaction_render_error. An *errcode.Error returned by the Summarizer is
 // passed through unchanged.
 func Compact(ctx context.Context, req *Request, s Summarizer, now time.Time) (*Result, error) {
 	return CompactCounting(ctx, req, s, now, nil)
@@ -106,7 +106,7 @@ func (c *compaction) run() (*Result, error) {
 	return c.summarizeAndCheck(projectedPrefix)
 }
 
-// measureBefore builds the initial budget (engine.md 9.3): from the caller's
+// measureBefore builds the initial budget (tokens_before): from the caller's
 // byte count when given, else by rendering the whole lane.
 func (c *compaction) measureBefore() error {
 	a := c.req.Accounting
@@ -148,7 +148,8 @@ func (c *compaction) setLimit(err error) error {
 
 // laterBudget measures a rendered candidate request: same profile, ratio,
 // output reservation, method and profile hash as the before budget, the
-// renderer's categories, and no usage floor or baseline (engine.md 9.8).
+// renderer's categories, and no usage floor or baseline: reported usage
+// counts only the request as sent (docs/request.md, "The budget").
 func (c *compaction) laterBudget(r Rendered) (*ContextBudget, error) {
 	return newBudget(c.req.ModelProfile, int64(len(r.Bytes)), r.Bytes, BudgetOptions{
 		TriggerRatio:             c.policy.TriggerRatio,
@@ -163,7 +164,7 @@ func (c *compaction) laterBudget(r Rendered) (*ContextBudget, error) {
 
 // suppression rebases the anti-thrash state onto the before budget's units,
 // records new tokens, and returns why an automatic request must be skipped
-// (engine.md 9.4, 9.5), or "".
+// (docs/request.md, "When Cairn skips an auto request"), or "".
 func (c *compaction) suppression() (string, error) {
 	state, err := c.req.AntiThrash.RebaseAccounting(AccountingIdentity{
 		Method: c.before.Method, Version: c.before.Version, ProfileHash: c.before.ProfileHash,
@@ -210,7 +211,7 @@ func (c *compaction) tailBudget() int64 {
 }
 
 // tryPrune returns a pruned Result when projection alone releases enough
-// (engine.md 9.8), else nil.
+// (docs/request.md, "Tool output projection"), else nil.
 func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
 	if len(c.manifest) == 0 {
 		return nil, nil
@@ -226,7 +227,7 @@ func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
 		return nil, nil
 	}
 	// Cairn carries the previous semantic forward so activating a pruned
-	// checkpoint never loses the earlier summary (engine.md 0.2 item 16).
+	// checkpoint never loses the earlier summary.
 	cp, err := c.checkpoint(RepresentationPruned, c.req.PreviousSemantic, projected, nil, after, nil)
 	if err != nil {
 		return nil, err
@@ -235,7 +236,7 @@ func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
 }
 
 // outputAllowance returns the summary's output tokens and the input budget
-// of one summary call (engine.md 9.9).
+// of one summary call: the limit less the output and a fixed prompt reserve.
 func (c *compaction) outputAllowance() (output, input int64, err error) {
 	requested := floorRatio(c.limit, c.policy.SummaryOutputRatio)
 	output = min(max(requested, c.policy.SummaryOutputMinTokens), c.policy.SummaryOutputMaxTokens)
@@ -254,8 +255,8 @@ func (c *compaction) outputAllowance() (output, input int64, err error) {
 
 // chunk splits the projected prefix greedily into at most
 // maximum_hierarchical_summary_calls chunks that each fit the input budget
-// (docs/architecture.md). Once over the limit it goes on counting, so the
-// failure says how many calls the history needs.
+// (docs/request.md, "Summaries and effectiveness"). Once over the limit it
+// goes on counting, so the failure says how many calls the history needs.
 func (c *compaction) chunk(prefix []InputEvent, inputBudget int64) ([][]InputEvent, error) {
 	var chunks [][]InputEvent
 	start, total, needed := 0, int64(0), int64(0)
@@ -334,7 +335,7 @@ func (c *compaction) summarizeAndCheck(projectedPrefix []InputEvent) (*Result, e
 }
 
 // checkTailAlone handles a lane where nothing older than the protected tail
-// can be cut (engine.md 0.2 item 9): if the tail with the previous summary
+// can be cut: if the tail with the previous summary
 // does not fit the post-compaction target, no compaction can help.
 func (c *compaction) checkTailAlone() error {
 	after, err := c.measure(c.req.PreviousSemantic, c.tail, len(c.prefix), c.laterBudget)
@@ -393,8 +394,10 @@ func (c *compaction) checkEffective(after *ContextBudget) error {
 		})
 }
 
-// summarizeChunks is the rolling summarization of engine.md 9.11. It
-// returns the final semantic and the provider usage list.
+// summarizeChunks summarizes the chunks in order, each call given the
+// previous call's semantic (docs/request.md, "Summaries and
+// effectiveness"). It returns the final semantic and the provider usage
+// list.
 func (c *compaction) summarizeChunks(chunks [][]InputEvent, outputTokens int64) (*semantic.Semantic, []any, error) {
 	previous := c.req.PreviousSemantic
 	usages := []any{}
@@ -519,7 +522,7 @@ func (c *compaction) summarize(p Payload) (sum Summary, err error) {
 }
 
 // validateOutput decodes a summarizer output and validates it against its
-// sources (engine.md 9.11 step 4 and section 7).
+// sources (semantic.Validate: what it cites must be among them).
 func validateOutput(out any, src semantic.Sources) (*semantic.Semantic, *errcode.Error) {
 	sem, err := decodeOutput(out)
 	if err == nil {
@@ -728,7 +731,7 @@ func projectedFlags(prefix []InputEvent, manifest []ManifestEntry) []bool {
 	return flags
 }
 
-// checkpoint builds the candidate checkpoint (engine.md 6.7). lastCut is the
+// checkpoint builds the candidate checkpoint (subjects.md, Events). lastCut is the
 // newest summarized event, or nil when nothing was cut.
 func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, retained []InputEvent,
 	lastCut *InputEvent, after *ContextBudget, usage []any) (*Checkpoint, error) {

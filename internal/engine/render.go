@@ -16,7 +16,8 @@ const (
 
 // Renderer produces the exact provider-request bytes an application would
 // send for a checkpoint semantic (nil for none) plus the retained events
-// (engine.md 0.1). The engine measures every later budget through it.
+// (docs/request.md, "The budget"). The engine measures every later budget
+// through it.
 // Implementations must be deterministic and must not modify their inputs.
 type Renderer interface {
 	Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error)

@@ -18,8 +18,8 @@ const RequestVersion = 1
 const MaxRequestBytes = 256 << 20
 
 // Accounting carries the caller's knowledge about how the provider counts the
-// request (engine.md 6.6.1). All of it applies to the initial budget only,
-// except Method and ProfileHash, which every budget uses.
+// request (subjects.md, Token accounting). All of it applies to the initial
+// budget only, except Method and ProfileHash, which every budget uses.
 type Accounting struct {
 	Method                string           `json:"method,omitempty"`
 	ProfileHash           *string          `json:"profile_hash,omitempty"`
@@ -35,8 +35,8 @@ type Scope struct {
 	ID   string `json:"id"`
 }
 
-// Request is one compaction request (engine.md 6.6 plus the wire fields of
-// spec/wire.md). Build it with DecodeRequest, or in code and then Validate.
+// Request is one compaction request, Request v1 of subjects.md and
+// docs/request.md. Build it with DecodeRequest, or in code and then Validate.
 type Request struct {
 	V                        int
 	RequestID                string
@@ -107,7 +107,7 @@ func notAMap() *errcode.Error {
 	return typeError("compaction request must be a map", "$", "object")
 }
 
-// Validate checks the whole request in the contract's order (engine.md 6.6);
+// Validate checks the whole request in the order of requestSteps;
 // the first failure wins. Nested values return their own codes.
 func (r *Request) Validate() error {
 	if r == nil {
