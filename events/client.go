@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -68,10 +69,38 @@ func toPlain(v any) any {
 	return plain
 }
 
+// StreamLookup looks a stream up by name, for its messages and state.
+type StreamLookup interface {
+	Stream(ctx context.Context, name string) (jetstream.Stream, error)
+}
+
+// Publisher is what Publish and PublishRaw need: publishing a message with
+// options, and the requests stream, to compare a duplicate's body with the
+// one stored. A jetstream.JetStream is one; a wrapper or a test double can
+// stand in for it.
+type Publisher interface {
+	PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+	StreamLookup
+}
+
+// Reader is what Follow and WaitOutcome need: the stream, for its last
+// sequence, and an ordered consumer on it. A jetstream.JetStream is one.
+type Reader interface {
+	StreamLookup
+	OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error)
+}
+
+// A jetstream.JetStream plays every role.
+var (
+	_ Publisher    = jetstream.JetStream(nil)
+	_ Reader       = jetstream.JetStream(nil)
+	_ StreamLookup = jetstream.JetStream(nil)
+)
+
 // Publish sends a request with Nats-Msg-Id = request_id, so that a resend
 // inside the stream's duplicate window is dropped, and waits for the stream's
 // acknowledgement. A traceparent, when not empty, is carried as a header.
-func Publish(ctx context.Context, js jetstream.JetStream, r Request, traceparent string) (*jetstream.PubAck, error) {
+func Publish(ctx context.Context, js Publisher, r Request, traceparent string) (*jetstream.PubAck, error) {
 	if r.V == 0 {
 		r.V = Version
 	}
@@ -93,7 +122,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, r Request, traceparent
 // code request_id_conflict (ConflictError): the stream kept the first body,
 // and its outcome is not this one's. Cairn reports the same conflict with a
 // failed event when the resend arrives after the window.
-func PublishRaw(ctx context.Context, js jetstream.JetStream, requestID string, body []byte, traceparent string) (*jetstream.PubAck, error) {
+func PublishRaw(ctx context.Context, js Publisher, requestID string, body []byte, traceparent string) (*jetstream.PubAck, error) {
 	msg := nats.NewMsg(SubjectRequested)
 	msg.Data = body
 	if traceparent != "" {
@@ -133,7 +162,7 @@ func (e *ConflictError) Error() string {
 
 // checkSameBody compares body with the one the stream kept under the
 // duplicate's sequence.
-func checkSameBody(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubAck, requestID string, body []byte) error {
+func checkSameBody(ctx context.Context, js StreamLookup, ack *jetstream.PubAck, requestID string, body []byte) error {
 	str, err := js.Stream(ctx, ack.Stream)
 	if err != nil {
 		return fmt.Errorf("events: read the stored request %s: %w", requestID, err)
@@ -226,7 +255,7 @@ type FollowOptions struct {
 // after, and when the consumer is lost (a server restart, a new stream
 // leader, a reconnect) a new one resumes after the last event delivered, so
 // no event is repeated or skipped.
-func Follow(ctx context.Context, js jetstream.JetStream, o FollowOptions, fn func(Event) error) error {
+func Follow(ctx context.Context, js Reader, o FollowOptions, fn func(Event) error) error {
 	stream := o.Stream
 	if stream == "" {
 		stream = StreamEvents
@@ -258,32 +287,83 @@ func Follow(ctx context.Context, js jetstream.JetStream, o FollowOptions, fn fun
 	return fmt.Errorf("events: follow %s: %w", stream, err)
 }
 
-// errFound stops Follow once the awaited event arrived.
+// errFound stops the read once the awaited event arrived.
 var errFound = errors.New("found")
+
+// outcomeSubjects are the subjects of a request's terminal events.
+var outcomeSubjects = []string{SubjectActivated, SubjectSkipped, SubjectFailed}
 
 // WaitOutcome returns the terminal event (activated, skipped or failed) of a
 // request, replaying the events stream from since (a time just before the
 // request was first published; see PublishedAt) so that an outcome published
 // before the call is not missed.
-func WaitOutcome(ctx context.Context, js jetstream.JetStream, requestID string, since time.Time) (Event, error) {
-	var found Event
-	err := Follow(ctx, js, FollowOptions{StartTime: &since}, func(ev Event) error {
-		if ev.RequestID() == requestID {
-			found = ev
-			return errFound
-		}
-		return nil
-	})
-	if errors.Is(err, errFound) {
-		return found, nil
+//
+// The server delivers only outcome events stored from since on; of each, only
+// the leading fields are read for its request_id, and only the awaited one is
+// decoded in full, so a busy stream costs little per call.
+func WaitOutcome(ctx context.Context, js Reader, requestID string, since time.Time) (Event, error) {
+	cfg := jetstream.OrderedConsumerConfig{
+		FilterSubjects: outcomeSubjects,
+		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
+		OptStartTime:   &since,
 	}
-	return Event{}, err
+	var found Event
+	var decodeErr error
+	err := streamread.Read(ctx, js, streamread.Options{Stream: StreamEvents, Config: cfg, Follow: true}, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+		envelopes.Add(1)
+		if id, ok := envelopeRequestID(msg.Data()); !ok || id != requestID {
+			return nil
+		}
+		decodes.Add(1)
+		found, decodeErr = Decode(msg.Subject(), msg.Data())
+		if decodeErr != nil {
+			return decodeErr
+		}
+		found.Sequence = md.Sequence.Stream
+		return errFound
+	})
+	switch {
+	case errors.Is(err, errFound):
+		return found, nil
+	case decodeErr != nil || ctx.Err() != nil:
+		return Event{}, err
+	}
+	return Event{}, fmt.Errorf("events: wait for %s: %w", requestID, err)
+}
+
+// Counters of WaitOutcome's work, read by the tests.
+var envelopes, decodes atomic.Int64
+
+// envelopeRequestID reads the top-level fields of an event up to its
+// request_id, which Cairn writes among the first, without decoding the rest
+// (an activated event carries the whole checkpoint). ok is false for an
+// event that is not an object or has no string request_id.
+func envelopeRequestID(data []byte) (id string, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	for d.More() {
+		key, err := d.Token()
+		if err != nil {
+			return "", false
+		}
+		if key == "request_id" {
+			err := d.Decode(&id)
+			return id, err == nil
+		}
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // PublishedAt returns when the request message acknowledged by ack was first
 // stored. For a resend that the stream dropped as a duplicate this is the
 // time of the original, after which its outcome was published.
-func PublishedAt(ctx context.Context, js jetstream.JetStream, ack *jetstream.PubAck) (time.Time, error) {
+func PublishedAt(ctx context.Context, js StreamLookup, ack *jetstream.PubAck) (time.Time, error) {
 	str, err := js.Stream(ctx, ack.Stream)
 	if err != nil {
 		return time.Time{}, err

@@ -18,6 +18,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// Source is what Read needs of a JetStream client: the stream, for its last
+// sequence, and ordered consumers on it. A jetstream.JetStream is one.
+type Source interface {
+	Stream(ctx context.Context, name string) (jetstream.Stream, error)
+	OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error)
+}
+
+var _ Source = jetstream.JetStream(nil)
+
 // Options selects what Read delivers.
 type Options struct {
 	// Stream is the stream to read.
@@ -58,7 +67,7 @@ const (
 // metadata, until the end (see Options.Follow), ctx ends (Read returns
 // ctx.Err()) or fn returns an error (which Read returns). Nothing is
 // acknowledged, and the server removes the consumer soon after the read.
-func Read(ctx context.Context, js jetstream.JetStream, o Options, fn func(jetstream.Msg, *jetstream.MsgMetadata) error) error {
+func Read(ctx context.Context, js Source, o Options, fn func(jetstream.Msg, *jetstream.MsgMetadata) error) error {
 	str, err := js.Stream(ctx, o.Stream)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", o.Stream, err)
