@@ -86,3 +86,22 @@ func Codes() []string {
 		CodeHarvestBadReply, CodeHarvestFailed, CodeInternal,
 	}
 }
+
+// Triggers lists every trigger, in the order subjects.md documents them.
+func Triggers() []string {
+	return []string{TriggerAuto, TriggerManual, TriggerOverflow, TriggerModelSwitchPreflight}
+}
+
+// Roles lists every event role, in the order subjects.md documents them.
+func Roles() []string { return []string{RoleUser, RoleAssistant, RoleTool} }
+
+// Statuses lists every status of an activation, in the order subjects.md
+// documents them. A request that changed nothing has no status: its outcome
+// is a skipped event.
+func Statuses() []string { return []string{StatusPruned, StatusCompacted} }
+
+// SkipReasons lists every reason of a skipped event, in the order
+// subjects.md documents them.
+func SkipReasons() []string {
+	return []string{SkipBelowTrigger, SkipCancellationPending, SkipAutomaticLimit, SkipInsufficientNewTokens, SkipRapidRefill}
+}
