@@ -1,6 +1,9 @@
 package tokens
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Encoding is one of OpenAI's byte-pair encodings. Its methods are safe for
 // concurrent use.
@@ -8,6 +11,7 @@ type Encoding struct {
 	name  string
 	split func(t []byte, i int) int
 	vocab *vocabulary
+	memos sync.Pool // of *pieceMemo, one per counting goroutine
 }
 
 var (
@@ -76,15 +80,25 @@ func (e *Encoding) Name() string { return e.name }
 // Count returns the number of tokens the encoding gives text.
 func (e *Encoding) Count(text []byte) int64 {
 	ranks := e.vocab.get()
+	var m *pieceMemo // taken on the first piece that is not a token
 	var n int64
 	for i := 0; i < len(text); {
 		end := e.split(text, i)
 		if _, ok := ranks.get(text[i:end]); ok {
 			n++
 		} else {
-			n += mergedCount(ranks, text[i:end])
+			if m == nil {
+				m, _ = e.memos.Get().(*pieceMemo)
+				if m == nil {
+					m = new(pieceMemo)
+				}
+			}
+			n += m.mergedCount(ranks, text[i:end])
 		}
 		i = end
+	}
+	if m != nil {
+		e.memos.Put(m)
 	}
 	return n
 }

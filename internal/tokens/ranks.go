@@ -14,14 +14,24 @@ import (
 // compares them. The few longer tokens stay in a map. The tables are at
 // most 5/8 full, so that a probe seldom walks past its slot.
 type rankTable struct {
-	short     []uint64 // packShort keys
-	shortRank []uint32
-	shortBits uint        // 64 - log2(len(short))
-	mid       [][2]uint64 // packMid keys
-	midRank   []uint32
+	short     []shortEntry
+	shortBits uint // 64 - log2(len(short))
+	mid       []midEntry
 	midBits   uint
 	long      map[string]uint32
 }
+
+// An entry holds a key with its rank, so that a hit reads one cache line.
+type (
+	shortEntry struct {
+		key  uint64 // packShort
+		rank uint32
+	}
+	midEntry struct {
+		key  [2]uint64 // packMid
+		rank uint32
+	}
+)
 
 const (
 	maxShort = 7
@@ -38,9 +48,9 @@ func tableSize(n int) (int, uint) {
 func newRankTable(short, mid int) *rankTable {
 	t := &rankTable{long: map[string]uint32{}}
 	n, shift := tableSize(short)
-	t.short, t.shortRank, t.shortBits = make([]uint64, n), make([]uint32, n), shift
+	t.short, t.shortBits = make([]shortEntry, n), shift
 	n, shift = tableSize(mid)
-	t.mid, t.midRank, t.midBits = make([][2]uint64, n), make([]uint32, n), shift
+	t.mid, t.midBits = make([]midEntry, n), shift
 	return t
 }
 
@@ -94,17 +104,17 @@ func (t *rankTable) add(token string, rank uint32) {
 	case len(token) <= maxShort:
 		k, mask := packString(token), len(t.short)-1
 		i := t.shortSlot(k)
-		for t.short[i] != 0 && t.short[i] != k {
+		for t.short[i].key != 0 && t.short[i].key != k {
 			i = (i + 1) & mask
 		}
-		t.short[i], t.shortRank[i] = k, rank
+		t.short[i] = shortEntry{k, rank}
 	case len(token) <= maxMid:
 		k, mask := [2]uint64{le64(token), packString(token[8:])}, len(t.mid)-1
 		i := t.midSlot(k)
-		for t.mid[i] != [2]uint64{} && t.mid[i] != k {
+		for t.mid[i].key != [2]uint64{} && t.mid[i].key != k {
 			i = (i + 1) & mask
 		}
-		t.mid[i], t.midRank[i] = k, rank
+		t.mid[i] = midEntry{k, rank}
 	default:
 		t.long[token] = rank
 	}
@@ -116,9 +126,9 @@ func (t *rankTable) get(b []byte) (uint32, bool) {
 	case len(b) <= maxShort:
 		k, mask := packShort(b), len(t.short)-1
 		for i := t.shortSlot(k); ; i = (i + 1) & mask {
-			switch t.short[i] {
+			switch s := &t.short[i]; s.key {
 			case k:
-				return t.shortRank[i], true
+				return s.rank, true
 			case 0:
 				return 0, false
 			}
@@ -126,9 +136,9 @@ func (t *rankTable) get(b []byte) (uint32, bool) {
 	case len(b) <= maxMid:
 		k, mask := packMid(b), len(t.mid)-1
 		for i := t.midSlot(k); ; i = (i + 1) & mask {
-			switch t.mid[i] {
+			switch s := &t.mid[i]; s.key {
 			case k:
-				return t.midRank[i], true
+				return s.rank, true
 			case [2]uint64{}:
 				return 0, false
 			}
