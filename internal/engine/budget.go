@@ -20,12 +20,12 @@ const categoryResidual = "provider_overhead"
 // (docs/request.md, "The budget"). An empty ContextLimitKind means
 // separate_input.
 type ModelProfile struct {
-	ContextLimitKind       string
-	MaxInputTokens         *int64
-	MaxContextTokens       *int64
-	MaxOutputTokens        *int64
-	ProviderReservedTokens *int64 // nil means 0
-	Tokenizer              *string
+	ContextLimitKind       string  `json:"context_limit_kind,omitempty"`
+	MaxInputTokens         *int64  `json:"max_input_tokens,omitempty"`
+	MaxContextTokens       *int64  `json:"max_context_tokens,omitempty"`
+	MaxOutputTokens        *int64  `json:"max_output_tokens,omitempty"`
+	ProviderReservedTokens *int64  `json:"provider_reserved_tokens,omitempty"` // nil means 0
+	Tokenizer              *string `json:"tokenizer,omitempty"`
 	// problem, when set by DecodeModelProfile, is the first field with the
 	// wrong JSON type; the budget fails closed with it.
 	problem *limitProblem
@@ -86,23 +86,6 @@ func DecodeModelProfile(v any) ModelProfile {
 		p.Tokenizer = &t
 	}
 	return p
-}
-
-// Map returns the profile as a JSON object (for hashing and examples).
-func (p ModelProfile) Map() map[string]any {
-	m := map[string]any{}
-	if p.ContextLimitKind != "" {
-		m["context_limit_kind"] = p.ContextLimitKind
-	}
-	for i, v := range []*int64{p.MaxInputTokens, p.MaxContextTokens, p.MaxOutputTokens, p.ProviderReservedTokens} {
-		if v != nil {
-			m[profileNumberFields[i]] = *v
-		}
-	}
-	if p.Tokenizer != nil {
-		m["tokenizer"] = *p.Tokenizer
-	}
-	return m
 }
 
 // limitError is an unknown_context_limit naming the profile field and the

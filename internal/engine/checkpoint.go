@@ -83,7 +83,9 @@ type Checkpoint struct {
 func (c *Checkpoint) ToMap() map[string]any {
 	manifest := make([]any, len(c.ProjectionManifest))
 	for i, m := range c.ProjectionManifest {
-		manifest[i] = m.Map()
+		m.ArtifactIDs = stringsOrEmpty(m.ArtifactIDs)
+		// Strings, integers and a list of strings: encoding/json cannot fail.
+		manifest[i], _ = plainValue(m)
 	}
 	var usage any
 	if c.ProviderUsage != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -201,7 +202,7 @@ func TestCT09StateAcceptsPersistedJSON(t *testing.T) {
 }
 
 func TestCT10PolicyAcceptsPersistedJSON(t *testing.T) {
-	persisted, _ := canonical.Encode(DefaultPolicy().Map())
+	persisted, _ := canonical.Encode(mustPlain(DefaultPolicy()))
 	var p Policy
 	if err := p.UnmarshalJSON(persisted); err != nil || p.Mode != ModePortable || p.Model != "current_task_model" {
 		t.Fatalf("policy %+v err %v", p, err)
@@ -363,6 +364,33 @@ func TestCheckpointEncodeAndHash(t *testing.T) {
 		}
 		if string(body) != string(wantBody) || h != wantHash {
 			t.Fatalf("got %s %s\nwant %s %s", body, h, wantBody, wantHash)
+		}
+	}
+}
+
+// The persisted state is canonical JSON of every field, nulls included:
+// lane heads store these bytes, so they must not change.
+func TestStatePersistedBytes(t *testing.T) {
+	full := State{
+		SuccessfulAutoCompactions: 2, LastCompactionLaneEventOrdinal: ptr(int64(40)), LastCompactionTokensAfter: ptr(int64(9000)),
+		NewTokensSinceCompaction: 12, OverflowRetryUsed: true, ConsecutiveIneffectiveCompactions: 1, CancellationPending: true,
+		AccountingMethod: ptr(MethodLocalTokenizer), AccountingVersion: ptr(int64(1)), AccountingProfileHash: ptr(strings.Repeat("c", 64)),
+	}
+	for _, c := range []struct {
+		state State
+		want  string
+	}{
+		{State{}, `{"accounting_method":null,"accounting_profile_hash":null,"accounting_version":null,"cancellation_pending":false,` +
+			`"consecutive_ineffective_compactions":0,"last_compaction_lane_event_ordinal":null,"last_compaction_tokens_after":null,` +
+			`"new_tokens_since_compaction":0,"overflow_retry_used":false,"successful_auto_compactions":0}`},
+		{full, `{"accounting_method":"local_tokenizer_v1","accounting_profile_hash":"` + strings.Repeat("c", 64) + `",` +
+			`"accounting_version":1,"cancellation_pending":true,"consecutive_ineffective_compactions":1,` +
+			`"last_compaction_lane_event_ordinal":40,"last_compaction_tokens_after":9000,"new_tokens_since_compaction":12,` +
+			`"overflow_retry_used":true,"successful_auto_compactions":2}`},
+	} {
+		got, err := json.Marshal(c.state)
+		if err != nil || string(got) != c.want {
+			t.Errorf("json.Marshal(state) = %s, %v\nwant %s", got, err, c.want)
 		}
 	}
 }

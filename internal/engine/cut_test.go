@@ -162,7 +162,7 @@ func TestReplayRejectsEveryMismatch(t *testing.T) {
 			}
 		})
 	}
-	decoded, err := DecodeManifest([]any{entry.Map()})
+	decoded, err := DecodeManifest([]any{mustPlain(entry)})
 	if err != nil || len(decoded) != 1 || decoded[0].EventID != entry.EventID {
 		t.Fatalf("manifest round trip: %v %v", decoded, err)
 	}

@@ -40,7 +40,7 @@ func (noModel) Summarize(context.Context, Payload) (Summary, error) {
 func TestExamples(t *testing.T) {
 	if *update {
 		for name, req := range exampleRequests(t) {
-			writeFile(t, filepath.Join(examplesDir, name), indented(t, req.Map()))
+			writeFile(t, filepath.Join(examplesDir, name), indented(t, wireMap(req)))
 		}
 	}
 	load := func(name string) *Request {

@@ -186,7 +186,7 @@ func mustCompact(t testing.TB, req *Request, s Summarizer) *Result {
 // fixtureJSON encodes req in its wire form after applying edit to the map.
 func fixtureJSON(t testing.TB, req *Request, edit func(map[string]any)) []byte {
 	t.Helper()
-	m := req.Map()
+	m := wireMap(req)
 	if edit != nil {
 		edit(m)
 	}
@@ -195,4 +195,70 @@ func fixtureJSON(t testing.TB, req *Request, edit func(map[string]any)) []byte {
 		t.Fatalf("encode request: %v", err)
 	}
 	return b
+}
+
+// wireMap is r's wire form, a Request v1 JSON object, for tests that edit
+// a request before decoding it and for the golden files. The nested
+// values are written by their json tags (plainValue), as a producer's
+// encoder would write them.
+func wireMap(r *Request) map[string]any {
+	m := map[string]any{
+		"v": int64(RequestVersion), "request_id": r.RequestID, "trigger": r.Trigger,
+		"thread_id": r.ThreadID, "run_id": r.RunID, "root_turn_id": r.RootTurnID,
+		"run_agent_id": r.RunAgentID, "provider_connection_id": r.ProviderConnectionID,
+		"checkpoint_namespace": r.CheckpointNamespace, "destination_identity_hash": r.DestinationIdentityHash,
+		"parent_checkpoint_id": stringOrNil(r.ParentCheckpointID), "model_profile": mustPlain(r.ModelProfile),
+		"requested_max_output_tokens": r.RequestedMaxOutputTokens,
+		"active_input_event_ids":      stringsOrEmpty(r.ActiveInputEventIDs),
+		"previous_semantic":           semanticValue(r.PreviousSemantic),
+		"rehydration_state":           r.RehydrationState.Data,
+		"policy":                      mustPlain(r.Policy),
+		"focus":                       stringOrNil(r.Focus),
+		"structural_pressure":         r.StructuralPressure,
+		"anti_thrash":                 mustPlain(r.AntiThrash),
+	}
+	if r.Render != "" {
+		m["render"] = r.Render
+	}
+	if r.EventsObject != "" && r.Events == nil {
+		m["events_object"] = r.EventsObject
+	} else {
+		m["events"] = eventList(r.Events)
+	}
+	if a := mustPlain(r.Accounting).(map[string]any); len(a) > 0 {
+		m["accounting"] = a
+	}
+	if r.RenderedRequestBytes != nil {
+		m["rendered_request_bytes"] = *r.RenderedRequestBytes
+	}
+	if r.NewTokensSinceCompaction != nil {
+		m["new_tokens_since_compaction"] = *r.NewTokensSinceCompaction
+	}
+	if r.DeadlineAt != nil {
+		m["deadline_at"] = r.DeadlineAt.UTC().Format(time.RFC3339Nano)
+	}
+	if r.Scope != nil {
+		m["scope"] = mustPlain(r.Scope)
+	}
+	if r.Harvest != nil {
+		m["harvest"] = *r.Harvest
+	}
+	return m
+}
+
+func eventList(events []InputEvent) []any {
+	out := make([]any, len(events))
+	for i, e := range events {
+		out[i] = e.Map()
+	}
+	return out
+}
+
+// mustPlain is plainValue(v) for a value a test built.
+func mustPlain(v any) any {
+	p, err := plainValue(v)
+	if err != nil {
+		panic(fmt.Sprintf("plainValue(%T): %v", v, err))
+	}
+	return p
 }

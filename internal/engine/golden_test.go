@@ -106,7 +106,7 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		for name, req := range goldenScenarios(t) {
-			writeFile(t, filepath.Join(goldenDir, name+".request.json"), indented(t, req.Map()))
+			writeFile(t, filepath.Join(goldenDir, name+".request.json"), indented(t, wireMap(req)))
 		}
 	}
 	requests, _ := filepath.Glob(filepath.Join(goldenDir, "*.request.json"))
@@ -141,5 +141,27 @@ func writeFile(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The golden and example request files are exactly what their scenarios
+// build, so the wire form the tests write (wireMap, by the json tags)
+// cannot drift from the files without -update.
+func TestRequestFilesAreWhatTheScenariosBuild(t *testing.T) {
+	files := map[string]*Request{}
+	for name, req := range goldenScenarios(t) {
+		files[filepath.Join(goldenDir, name+".request.json")] = req
+	}
+	for name, req := range exampleRequests(t) {
+		files[filepath.Join(examplesDir, name)] = req
+	}
+	for path, req := range files {
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := indented(t, wireMap(req)); !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what its scenario builds (run with -update if the change is intended)", path)
+		}
 	}
 }

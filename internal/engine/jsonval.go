@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/canonical"
 )
 
 // Values decoded from untrusted JSON (canonical.Decode) are nil, bool,
@@ -136,4 +138,26 @@ func ptr[T any](v T) *T { return &v }
 // floorRatio is floor(limit × ratio) as the contract computes it.
 func floorRatio(limit int64, ratio float64) int64 {
 	return int64(math.Floor(float64(limit) * ratio))
+}
+
+// plainValue is v as encoding/json writes it (its json tags name the
+// members), decoded back into a canonical value: one path instead of a
+// hand-written map per type. canonical.Decode keeps numbers as the text
+// encoding/json wrote, which round-trips, so the canonical bytes are those
+// of the typed values.
+func plainValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return canonical.Decode(b)
+}
+
+// canonicalJSON is the canonical encoding of plainValue(v).
+func canonicalJSON(v any) ([]byte, error) {
+	p, err := plainValue(v)
+	if err != nil {
+		return nil, err
+	}
+	return canonical.Encode(p)
 }

@@ -305,18 +305,4 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Map returns the policy's persisted form.
-func (p Policy) Map() map[string]any {
-	m := map[string]any{
-		"version": int64(p.Version), "enabled": p.Enabled, "mode": p.Mode, "model": p.Model,
-	}
-	for _, r := range p.ratios() {
-		m[r.name] = *r.value
-	}
-	for _, c := range p.counts() {
-		m[c.name] = *c.value
-	}
-	return m
-}
-
 var _ json.Unmarshaler = (*Policy)(nil)

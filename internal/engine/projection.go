@@ -18,18 +18,6 @@ type ManifestEntry struct {
 	ArtifactIDs          []string `json:"artifact_ids"`
 }
 
-// Map returns the entry's persisted form.
-func (m ManifestEntry) Map() map[string]any {
-	return map[string]any{
-		"projection_version":     m.ProjectionVersion,
-		"event_id":               m.EventID,
-		"original_content_hash":  m.OriginalContentHash,
-		"projected_content_hash": m.ProjectedContentHash,
-		"original_bytes":         m.OriginalBytes,
-		"artifact_ids":           stringsOrEmpty(m.ArtifactIDs),
-	}
-}
-
 // projectPrefix replaces every large tool output of the prefix by an
 // excerpt that points at its artifacts. A large output
 // without an artifact fails the whole compaction (missing_compaction_artifact).

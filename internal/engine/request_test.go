@@ -77,7 +77,7 @@ func TestDecodeRequestNamesTheInvalidField(t *testing.T) {
 	for _, field := range []string{"request_id", "thread_id", "run_id", "root_turn_id", "run_agent_id",
 		"provider_connection_id", "checkpoint_namespace", "parent_checkpoint_id", "events_object", "scope"} {
 		for _, bad := range []string{strings.Repeat("n", 4096), "a\nb"} {
-			m := fixtureRequest(t).Map()
+			m := wireMap(fixtureRequest(t))
 			switch field {
 			case "events_object":
 				delete(m, "events")
@@ -99,7 +99,7 @@ func TestDecodeRequestNamesTheInvalidField(t *testing.T) {
 // Unknown fields are echoed bounded: a few names, each cut short, and
 // their count.
 func TestUnknownFieldsAreListedBounded(t *testing.T) {
-	m := fixtureRequest(t).Map()
+	m := wireMap(fixtureRequest(t))
 	for i := range 1000 {
 		m[strings.Repeat("<", 300)+strconv.Itoa(i)] = int64(i)
 	}

@@ -300,22 +300,6 @@ func readStringPtr(m map[string]any, key string, dst **string) bool {
 	return ok
 }
 
-// Map returns the persisted form of the state (string method, nulls).
-func (s State) Map() map[string]any {
-	return map[string]any{
-		"successful_auto_compactions":         s.SuccessfulAutoCompactions,
-		"last_compaction_lane_event_ordinal":  intPtrValue(s.LastCompactionLaneEventOrdinal),
-		"last_compaction_tokens_after":        intPtrValue(s.LastCompactionTokensAfter),
-		"new_tokens_since_compaction":         s.NewTokensSinceCompaction,
-		"overflow_retry_used":                 s.OverflowRetryUsed,
-		"consecutive_ineffective_compactions": s.ConsecutiveIneffectiveCompactions,
-		"cancellation_pending":                s.CancellationPending,
-		"accounting_method":                   stringOrNil(s.AccountingMethod),
-		"accounting_version":                  intPtrValue(s.AccountingVersion),
-		"accounting_profile_hash":             stringOrNil(s.AccountingProfileHash),
-	}
-}
-
 func intPtrValue(n *int64) any {
 	if n == nil {
 		return nil
@@ -323,8 +307,13 @@ func intPtrValue(n *int64) any {
 	return *n
 }
 
-// MarshalJSON writes the persisted form canonically.
-func (s State) MarshalJSON() ([]byte, error) { return canonical.Encode(s.Map()) }
+// plainState is State without its methods, for encoding/json to encode
+// by the json tags.
+type plainState State
+
+// MarshalJSON writes the persisted form (the json tags; nulls for unset
+// values) canonically.
+func (s State) MarshalJSON() ([]byte, error) { return canonicalJSON(plainState(s)) }
 
 // UnmarshalJSON reads the persisted form, rejecting duplicate and unknown keys.
 func (s *State) UnmarshalJSON(data []byte) error {

@@ -25,7 +25,7 @@ type subjectCase struct {
 // when it decodes, compacts it.
 func wire(edit func(m map[string]any)) func(t *testing.T) error {
 	return func(t *testing.T) error {
-		m := fixtureRequest(t).Map()
+		m := wireMap(fixtureRequest(t))
 		edit(m)
 		req, err := DecodeRequestValue(m)
 		if err != nil {
