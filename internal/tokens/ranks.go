@@ -5,7 +5,9 @@ import (
 	"math/bits"
 )
 
-// rankTable finds a token's rank. Most pieces and merge candidates are a
+// rankTable finds a token's rank. A third of a rendering's pieces, and
+// every pair a byte-pair merge starts from, are one or two bytes long:
+// their ranks are indexed by the bytes themselves. Most pieces and merge candidates are a
 // few bytes long, so tokens of up to 15 bytes sit in open-addressing
 // tables keyed by their bytes packed into one uint64 (up to 7 bytes) or
 // two (8 to 15), with the length in the top byte so that no key is 0, the
@@ -14,6 +16,7 @@ import (
 // compares them. The few longer tokens stay in a map. The tables are at
 // most 5/8 full, so that a probe seldom walks past its slot.
 type rankTable struct {
+	tiny      []uint32 // tokens of 1 and 2 bytes by tinyIndex; noRank if none
 	short     []shortEntry
 	shortBits uint // 64 - log2(len(short))
 	mid       []midEntry
@@ -46,7 +49,10 @@ func tableSize(n int) (int, uint) {
 }
 
 func newRankTable(short, mid int) *rankTable {
-	t := &rankTable{long: map[string]uint32{}}
+	t := &rankTable{tiny: make([]uint32, 1<<16+1<<8), long: map[string]uint32{}}
+	for i := range t.tiny {
+		t.tiny[i] = noRank
+	}
 	n, shift := tableSize(short)
 	t.short, t.shortBits = make([]shortEntry, n), shift
 	n, shift = tableSize(mid)
@@ -99,8 +105,20 @@ func packString(s string) uint64 {
 	return n
 }
 
+// tinyIndex is where a 1- or 2-byte token's rank sits in tiny.
+func tinyIndex(b0, b1 byte, n int) int {
+	if n == 1 {
+		return 1<<16 + int(b0)
+	}
+	return int(b0) | int(b1)<<8
+}
+
 func (t *rankTable) add(token string, rank uint32) {
 	switch {
+	case len(token) == 1:
+		t.tiny[tinyIndex(token[0], 0, 1)] = rank
+	case len(token) == 2:
+		t.tiny[tinyIndex(token[0], token[1], 2)] = rank
 	case len(token) <= maxShort:
 		k, mask := packString(token), len(t.short)-1
 		i := t.shortSlot(k)
@@ -123,6 +141,14 @@ func (t *rankTable) add(token string, rank uint32) {
 // get returns the rank of the token b, if b is one.
 func (t *rankTable) get(b []byte) (uint32, bool) {
 	switch {
+	case len(b) == 0:
+		return 0, false
+	case len(b) == 1:
+		r := t.tiny[tinyIndex(b[0], 0, 1)]
+		return r, r != noRank
+	case len(b) == 2:
+		r := t.tiny[tinyIndex(b[0], b[1], 2)]
+		return r, r != noRank
 	case len(b) <= maxShort:
 		k, mask := packShort(b), len(t.short)-1
 		for i := t.shortSlot(k); ; i = (i + 1) & mask {

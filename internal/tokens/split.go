@@ -146,6 +146,9 @@ func contraction(t []byte, i int, fold bool) int {
 // withContraction extends a letter piece ending at e by an optional
 // case-insensitive contraction.
 func withContraction(t []byte, e int) int {
+	if e >= len(t) || t[e] != '\'' { // nearly always: no call
+		return e
+	}
 	if end := contraction(t, e, true); end >= 0 {
 		return end
 	}
