@@ -336,8 +336,10 @@ func decodeEventShape(v any) (InputEvent, error) {
 		return InputEvent{}, errcode.Field(errcode.InvalidEvent, "event must be a map", "event", "type").With("expected", "object")
 	}
 	if unknown := unknownKeys(m, eventFields); len(unknown) > 0 {
-		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "unknown event fields",
-			map[string]any{"fields": stringsToAny(unknown)})
+		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "unknown event fields", map[string]any{
+			"event_id": m["event_id"], "field": TruncateUTF8(unknown[0], maxListedNameSize), "rule": "unknown event fields",
+			"fields": stringsToAny(unknown),
+		})
 	}
 	var missing []string
 	for _, f := range requiredEventFields {
@@ -347,7 +349,8 @@ func decodeEventShape(v any) (InputEvent, error) {
 	}
 	if len(missing) > 0 {
 		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "required event fields are missing",
-			map[string]any{"event_id": m["event_id"], "missing_fields": stringsToAny(missing)})
+			map[string]any{"event_id": m["event_id"], "field": missing[0], "rule": "required event fields are missing",
+				"missing_fields": stringsToAny(missing)})
 	}
 	e, err := eventFromMap(m)
 	if err != nil {

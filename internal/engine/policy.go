@@ -229,8 +229,8 @@ func DecodePolicy(v any) (Policy, error) {
 		return Policy{}, errcode.Field(errcode.InvalidPolicy, "policy must be a map", "policy", "type").With("expected", "object")
 	}
 	if unknown := unknownKeys(m, policyFields); len(unknown) > 0 {
-		return Policy{}, errcode.WithDetails(errcode.InvalidPolicy, "unknown policy fields",
-			map[string]any{"fields": stringsToAny(unknown)})
+		return Policy{}, errcode.Field(errcode.InvalidPolicy, "unknown policy fields",
+			"policy."+TruncateUTF8(unknown[0], maxListedNameSize), "unknown").With("fields", stringsToAny(unknown))
 	}
 	p := DefaultPolicy()
 	if err := p.overlay(m); err != nil {

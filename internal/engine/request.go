@@ -232,8 +232,8 @@ func checkEnvelope(m map[string]any) error {
 			With("value", echoValue(m["v"])).With("supported", []any{int64(RequestVersion)})
 	}
 	if unknown := unknownKeys(m, requestFields); len(unknown) > 0 {
-		return errcode.WithDetails(errcode.InvalidRequest, "compaction request has unknown fields",
-			listedNames("unknown_fields", unknown))
+		e := fieldError("compaction request has unknown fields", TruncateUTF8(unknown[0], maxListedNameSize), "unknown")
+		return withAll(e, listedNames("unknown_fields", unknown))
 	}
 	var missing []string
 	for _, f := range requiredRequestFields {
@@ -247,8 +247,8 @@ func checkEnvelope(m map[string]any) error {
 		missing = append(missing, "events")
 	}
 	if len(missing) > 0 {
-		return errcode.WithDetails(errcode.InvalidRequest, "required compaction request fields are missing",
-			map[string]any{"missing_fields": stringsToAny(missing)})
+		return fieldError("required compaction request fields are missing", missing[0], "required").
+			With("missing_fields", stringsToAny(missing))
 	}
 	if hasEvents && hasObject {
 		return fieldError("compaction request is invalid", "events_object", "exclusive").
@@ -423,6 +423,14 @@ func listedNames(key string, names []string) map[string]any {
 		d[key+"_count"] = int64(len(names))
 	}
 	return d
+}
+
+// withAll adds every entry of d to e's details.
+func withAll(e *errcode.Error, d map[string]any) *errcode.Error {
+	for k, v := range d {
+		e.With(k, v)
+	}
+	return e
 }
 
 // TruncateUTF8 returns s when it has at most limit bytes, else its longest
@@ -802,11 +810,7 @@ func decodeAccounting(r *Request, m map[string]any) error {
 		return invalidField("accounting", "type", "accounting must be an object")
 	}
 	if unknown := unknownKeys(a, accountingFields); len(unknown) > 0 {
-		e := invalidField("accounting", "unknown", "unknown accounting fields")
-		for k, v := range listedNames("fields", unknown) {
-			e.With(k, v)
-		}
-		return e
+		return withAll(invalidField("accounting", "unknown", "unknown accounting fields"), listedNames("fields", unknown))
 	}
 	var method *string
 	if !readStringPtr(a, "method", &method) {
