@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -546,7 +547,7 @@ func decodeEventList(raw any) ([]InputEvent, error) {
 	for i, v := range list {
 		e, err := decodeEventShape(v)
 		if err != nil {
-			return nil, err
+			return nil, atEvent(i, err)
 		}
 		events[i] = e
 	}
@@ -581,10 +582,27 @@ func checkEventCount(n int) error {
 func validateEach(events []InputEvent) error {
 	for i := range events {
 		if err := events[i].Validate(); err != nil {
-			return err
+			return atEvent(i, err)
 		}
 	}
 	return nil
+}
+
+// atEvent adds where in the request an event error is: details.index, and
+// details.path (`events[17].content_hash`) beside the event's own field, so
+// that a producer finds the event without searching for its id.
+func atEvent(i int, err error) error {
+	var e *errcode.Error
+	if !errors.As(err, &e) || e.Code != errcode.InvalidEvent {
+		return err
+	}
+	e.With("index", i)
+	if field, ok := e.Details["field"].(string); ok && field != "" {
+		e.With("path", fmt.Sprintf("events[%d].%s", i, field))
+	} else {
+		e.With("path", fmt.Sprintf("events[%d]", i))
+	}
+	return e
 }
 
 // checkLane is the lane rule: one agent, one namespace, strictly increasing
