@@ -44,6 +44,9 @@ type serveConfig struct {
 	memoryLimit string
 	log         logFlags
 	ready       chan<- serveInfo // tests: told the addresses once serving
+	// tokenCacheEntries bounds the token counts of event views kept across
+	// requests (engine.CountCache).
+	tokenCacheEntries int
 	// wrapSummarizer, when set, wraps the configured summarizer (bench adds
 	// a fixed model latency).
 	wrapSummarizer func(engine.Summarizer) engine.Summarizer
@@ -79,6 +82,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.processor.OnUncertain, "on-uncertain", c.processor.OnUncertain, "when an earlier model call may still run: retry (after its deadline) or fail (provider_attempt_uncertain)")
 	fs.DurationVar(&c.processor.AttemptTimeout, "attempt-timeout", c.processor.AttemptTimeout, "bound of one attempt of a request, model calls included")
 	fs.DurationVar(&c.processor.DrainTimeout, "drain-timeout", c.processor.DrainTimeout, "on shutdown, how long in-flight requests may finish before they are handed back")
+	fs.IntVar(&c.tokenCacheEntries, "token-cache-entries", defaultTokenCacheEntries, "token counts of events kept across requests, shared by all workers, so that a resent lane is not counted again; hold at least the events of the lanes compacted between two requests of one lane (about 430 bytes each: 86 MB when the default is full; used only for requests that name a tokenizer)")
 
 	c.harvest = facts.DefaultConfig()
 	fs.IntVar(&c.harvest.Workers, "harvest-workers", c.harvest.Workers, "harvest jobs this process works on at once")
@@ -92,6 +96,17 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9090", "address of /metrics, /healthz and /readyz (\"none\" to disable)")
 	fs.StringVar(&c.memoryLimit, "memory-limit", "", "soft limit of the process's memory, e.g. 512MiB, or none (default GOMEMLIMIT, else 90% of the container's limit)")
 	c.log.register(fs)
+}
+
+// defaultTokenCacheEntries holds the events of twenty 10 000-event lanes
+// (subjects.md's largest), or of two hundred of 1 000: a lane is resent
+// whole with each of its requests, and an entry evicted before its lane
+// comes back is counted again.
+const defaultTokenCacheEntries = 200_000
+
+// countCache is the token-count cache every worker of serve shares.
+func (c serveConfig) countCache() *engine.CountCache {
+	return engine.NewCountCache(c.tokenCacheEntries)
 }
 
 // topology is what serve asks of the streams and buckets it ensures.
@@ -108,6 +123,10 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	}
 	if err := cfg.topology().Validate(); err != nil {
 		fmt.Fprintln(io.err, "processor serve: --replicas or --ledger-ttl:", err)
+		return 2
+	}
+	if cfg.tokenCacheEntries < 2 {
+		fmt.Fprintf(io.err, "processor serve: --token-cache-entries must be at least 2, got %d\n", cfg.tokenCacheEntries)
 		return 2
 	}
 	log := cfg.log.logger(io.err)
@@ -175,7 +194,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	summarizer = metered{summarizer, metrics}
 	cfg.processor.Relay.OnPublish = func(_ outbox.Record, lag time.Duration) { metrics.RelayPublished(lag) }
 	proc, err := consumer.New(cfg.processor, consumer.Deps{
-		JS: js, Stores: stores, Compactor: consumer.EngineCompactor{Counts: engine.NewCountCache(10_000)}, Summarizer: summarizer, Logger: log, Metrics: metrics,
+		JS: js, Stores: stores, Compactor: consumer.EngineCompactor{Counts: cfg.countCache()}, Summarizer: summarizer, Logger: log, Metrics: metrics,
 	})
 	if err != nil {
 		return err
