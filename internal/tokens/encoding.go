@@ -12,11 +12,15 @@ type Encoding struct {
 	split func(t []byte, i int) int
 	vocab *vocabulary
 	memos sync.Pool // of *pieceMemo, one per counting goroutine
+	// digits: every run of 1 to 3 ASCII digits is one token and the split
+	// never makes a longer one (\p{N}{1,3}), so a digit piece needs no
+	// lookup. Hashes and ids in renderings are full of them.
+	digits bool
 }
 
 var (
-	o200kBase  = &Encoding{name: "o200k_base", split: fastO200k, vocab: &vocabulary{name: "o200k_base", data: o200kData}}
-	cl100kBase = &Encoding{name: "cl100k_base", split: fastCl100k, vocab: &vocabulary{name: "cl100k_base", data: cl100kData}}
+	o200kBase  = &Encoding{name: "o200k_base", split: fastO200k, digits: true, vocab: &vocabulary{name: "o200k_base", data: o200kData}}
+	cl100kBase = &Encoding{name: "cl100k_base", split: fastCl100k, digits: true, vocab: &vocabulary{name: "cl100k_base", data: cl100kData}}
 	p50kBase   = &Encoding{name: "p50k_base", split: splitGPT2, vocab: &vocabulary{name: "p50k_base", data: p50kData}}
 	r50kBase   = &Encoding{name: "r50k_base", split: splitGPT2, vocab: &vocabulary{name: "r50k_base", data: r50kData}}
 )
@@ -84,7 +88,9 @@ func (e *Encoding) Count(text []byte) int64 {
 	var n int64
 	for i := 0; i < len(text); {
 		end := e.split(text, i)
-		if _, ok := ranks.get(text[i:end]); ok {
+		if e.digits && asciiDigits(text[i:end]) {
+			n++
+		} else if _, ok := ranks.get(text[i:end]); ok {
 			n++
 		} else {
 			if m == nil {
@@ -101,4 +107,14 @@ func (e *Encoding) Count(text []byte) int64 {
 		e.memos.Put(m)
 	}
 	return n
+}
+
+// asciiDigits reports whether piece is ASCII digits only.
+func asciiDigits(piece []byte) bool {
+	for _, c := range piece {
+		if c-'0' > 9 {
+			return false
+		}
+	}
+	return len(piece) > 0
 }

@@ -1,6 +1,10 @@
 package tokens
 
-import "testing"
+import (
+	"fmt"
+	"strconv"
+	"testing"
+)
 
 // Model names map to encodings as tiktoken's model.py maps them; a name
 // Cairn does not know, and a known one in another case, map to nothing
@@ -38,4 +42,31 @@ func nameOf(e *Encoding) string {
 		return "none"
 	}
 	return e.Name()
+}
+
+// Count takes a digit piece of o200k_base and cl100k_base for one token
+// without a lookup (Encoding.digits): every ASCII number of 1 to 3 digits
+// must be one token of their vocabularies, and no longer digit run a
+// piece, which p50k_base and r50k_base, whose split allows one, show.
+func TestDigitPiecesAreTokens(t *testing.T) {
+	for _, e := range allEncodings {
+		ranks := e.vocab.get()
+		missing := 0
+		for n := range 1000 {
+			for _, s := range []string{strconv.Itoa(n), fmt.Sprintf("%02d", n%100), fmt.Sprintf("%03d", n)} {
+				if _, ok := ranks.get([]byte(s)); !ok {
+					missing++
+				}
+			}
+		}
+		if e.digits && missing > 0 {
+			t.Errorf("%s: %d numbers of 1 to 3 digits are no token", e.Name(), missing)
+		}
+		if long := []byte("12345678"); e.digits && e.split(long, 0) != 3 {
+			t.Errorf("%s: a digit piece of %d bytes", e.Name(), e.split(long, 0))
+		}
+		if !e.digits && missing == 0 {
+			t.Errorf("%s: every number of 1 to 3 digits is a token; set digits", e.Name())
+		}
+	}
 }
