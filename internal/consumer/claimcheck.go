@@ -16,35 +16,42 @@ import (
 // Request v1).
 const maxEvents = 10000
 
-// loadEvents returns the request's events array: inline, or streamed from
-// the cairn_lanes object named by events_object. The object's recorded size
-// is checked before any byte is read, the read itself is capped, and the
+// laneEvents are a request's events: the list decoded with an inline
+// request, or the bytes of its events object (which the engine decodes).
+type laneEvents struct {
+	list []any
+	raw  json.RawMessage
+}
+
+// loadEvents returns the request's events: inline, or streamed from the
+// cairn_lanes object named by events_object. The object's recorded size is
+// checked before any byte is read, the read itself is capped, and the
 // array's length is checked before the engine decodes its elements.
-func (p *Processor) loadEvents(ctx context.Context, req *envelope) (json.RawMessage, error) {
-	raw := req.Events
-	if req.EventsObject != nil {
-		var err error
-		if raw, err = p.readEventsObject(ctx, *req.EventsObject); err != nil {
-			return nil, err
-		}
-	}
+func (p *Processor) loadEvents(ctx context.Context, req *envelope) (laneEvents, error) {
 	var n int
-	var err error
-	if events, ok := req.decoded["events"].([]any); ok && req.EventsObject == nil {
-		n = len(events)
-	} else if req.EventsObject == nil || json.Valid(raw) {
-		n, err = countValidArray(raw, maxEvents)
+	var lane laneEvents
+	if req.EventsObject == nil {
+		list, ok := req.Events.([]any)
+		if !ok {
+			return laneEvents{}, errcode.WithDetails(errcode.InvalidRequest, "events must be an array",
+				map[string]any{"field": "events", "rule": "type", "expected": "array"})
+		}
+		n, lane.list = len(list), list
 	} else {
-		n, err = countArray(raw, maxEvents)
-	}
-	if err != nil {
-		return nil, errcode.Wrap(errcode.InvalidRequest, "events must be an array", err)
+		raw, err := p.readEventsObject(ctx, *req.EventsObject)
+		if err != nil {
+			return laneEvents{}, err
+		}
+		if n, err = countArray(raw, maxEvents); err != nil {
+			return laneEvents{}, errcode.Wrap(errcode.InvalidRequest, "events must be an array", err)
+		}
+		lane.raw = raw
 	}
 	if n == 0 || n > maxEvents {
-		return nil, errcode.WithDetails(errcode.InvalidRequest, "compaction event sequence is empty or oversized",
+		return laneEvents{}, errcode.WithDetails(errcode.InvalidRequest, "compaction event sequence is empty or oversized",
 			map[string]any{"count": n})
 	}
-	return raw, nil
+	return lane, nil
 }
 
 // countArray counts the elements of the JSON array raw, stopping once the
@@ -72,37 +79,6 @@ func countArray(raw []byte, limit int) (int, error) {
 	_, err = dec.Token()
 	return n, err
 }
-
-// countValidArray is countArray for raw known to be valid JSON (inline
-// events were checked when the envelope was decoded, an object's bytes by
-// json.Valid): it steps over the array's top-level elements with skipValue,
-// without a decoder.
-func countValidArray(raw []byte, limit int) (int, error) {
-	i := skipSpace(raw, 0)
-	if i == len(raw) || raw[i] != '[' {
-		return 0, errors.New("not an array")
-	}
-	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == ']' {
-		return 0, nil
-	}
-	for n := 1; i < len(raw); n++ {
-		if n > limit {
-			return n, nil
-		}
-		i = skipSpace(raw, skipValue(raw, i))
-		switch {
-		case i < len(raw) && raw[i] == ']':
-			return n, nil
-		case i < len(raw) && raw[i] == ',':
-			i = skipSpace(raw, i+1)
-		default:
-			return 0, errors.New("unterminated array")
-		}
-	}
-	return 0, errors.New("unterminated array")
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // objectLagWaits are the pauses between reads of an events object the
 // store says is not there. A reader may be answered by a replica that has

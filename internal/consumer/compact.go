@@ -50,15 +50,15 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	}
 	req := d.req
 	lane := req.lane()
-	var laneEvents json.RawMessage
+	var evs laneEvents
 	err := p.stage("load", func() (err error) {
-		laneEvents, err = p.loadEvents(ctx, req)
+		evs, err = p.loadEvents(ctx, req)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	in := Input{Body: d.body, Decoded: req.takeDecoded(), Events: laneEvents}
+	in := Input{Body: d.body, Decoded: req.takeDecoded(), Events: evs.raw}
 	if v, ok := p.compactor.(Validator); ok {
 		// The request is checked before the parent fence, so that the
 		// first error a producer sees is the one in its request.
@@ -102,7 +102,7 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if res.Status == StatusSkipped {
 		return p.skip(ctx, d, res, rs)
 	}
-	plan, err := p.plan(d, head, res, laneEvents)
+	plan, err := p.plan(d, head, res, evs)
 	if err != nil {
 		return err
 	}
@@ -208,11 +208,11 @@ func withoutHarvestJob(plan *lanes.Head, cutIDs []string) (*lanes.Head, []string
 // withHarvestJob returns plan with the harvest job of the cut events
 // appended, built from the request's events as when the plan was made.
 func (p *Processor) withHarvestJob(ctx context.Context, d *delivery, plan *lanes.Head, cut []string) (*lanes.Head, error) {
-	laneEvents, err := p.loadEvents(ctx, d.req)
+	lane, err := p.loadEvents(ctx, d.req)
 	if err != nil {
 		return nil, err
 	}
-	job, err := buildHarvestRecord(d.req, d.req.RequestID, laneEvents, cut, d.traceparent)
+	job, err := buildHarvestRecord(d.req, d.req.RequestID, lane, cut, d.traceparent)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 	if active != req.parent() {
 		return false, staleHead(req, active, "parent_checkpoint_id is not the lane's active checkpoint")
 	}
-	if hasJSONValue(req.PreviousSemantic) {
+	if req.PreviousSemantic != nil {
 		h, err := semanticHash(req.PreviousSemantic)
 		if err != nil {
 			return false, err
@@ -300,7 +300,7 @@ func (p *Processor) activeSemantic(ctx context.Context, head *lanes.Head) (json.
 // plan builds the head this request activates and the records it carries:
 // the activated event, and the harvest job for a compacted result unless the
 // request turned harvesting off.
-func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, laneEvents json.RawMessage) (*lanes.Head, error) {
+func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, lane laneEvents) (*lanes.Head, error) {
 	req := d.req
 	gen := int64(1)
 	if head != nil {
@@ -327,13 +327,13 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, laneEvents 
 	}
 	activated := newRecord(topology.SubjectActivated, id, payload, d.traceparent)
 	records := []outbox.Record{activated}
-	if res.Status == StatusCompacted && req.wantsHarvest() && len(res.CutEventIDs) > 0 {
+	if res.Status == StatusCompacted && req.harvest().HarvestEnabled() && len(res.CutEventIDs) > 0 {
 		var job outbox.Record
 		var err error
 		if res.CutEntries != nil {
 			job, err = harvestRecord(req, req.RequestID, res.CutEntries, d.traceparent)
 		} else {
-			job, err = buildHarvestRecord(req, req.RequestID, laneEvents, res.CutEventIDs, d.traceparent)
+			job, err = buildHarvestRecord(req, req.RequestID, lane, res.CutEventIDs, d.traceparent)
 		}
 		if err != nil {
 			return nil, err

@@ -38,8 +38,8 @@ type Input struct {
 	// Compactor may use it instead of decoding Body again. It belongs to
 	// the Compactor.
 	Decoded map[string]any
-	// Events is the request's events array: inline, or loaded from the
-	// claim-check object named by events_object.
+	// Events is the events array loaded from the claim-check object named
+	// by events_object; nil for inline events, which are in Body.
 	Events json.RawMessage
 	// State is the lane's anti-thrash state from its head (nil: a new lane).
 	State json.RawMessage

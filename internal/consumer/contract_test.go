@@ -408,7 +408,7 @@ func checkHarvestJob(t *testing.T, e *env, id string, body []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := buildHarvestRecord(req, id, req.Events, cut, "")
+	want, err := buildHarvestRecord(req, id, laneEvents{list: req.Events.([]any)}, cut, "")
 	if err != nil {
 		t.Fatal(err)
 	}

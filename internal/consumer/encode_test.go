@@ -33,19 +33,3 @@ func TestActivatedEncodeMatchesMarshal(t *testing.T) {
 		}
 	}
 }
-
-func TestCountValidArrayMatchesCountArray(t *testing.T) {
-	for _, raw := range []string{
-		`[]`, ` [ ] `, `[1]`, `[{"a":[1,2,{"b":"],\"["}]},"x",[3,4],null]`, "[\n {\"a\":1} ,\n\t{} ]",
-		`[[],[],[]]`, `["\\"]`, `[1,2,3,4,5,6]`, `{"a":1}`, `"s"`,
-		`[true, false , 12.5e3 ,"a b", -0]`, "[1\n]", "[ {} ,[ ] ]",
-	} {
-		for _, limit := range []int{3, 10} {
-			wn, werr := countArray([]byte(raw), limit)
-			gn, gerr := countValidArray([]byte(raw), limit)
-			if wn != gn || (werr == nil) != (gerr == nil) {
-				t.Errorf("%s limit %d: got %d %v, want %d %v", raw, limit, gn, gerr, wn, werr)
-			}
-		}
-	}
-}

@@ -162,8 +162,9 @@ func resultOf(req *engine.Request, res *engine.Result) (*Result, error) {
 
 // semanticHash is the hash the engine gives a semantic (canonical hash of
 // its map), for comparing a request's previous_semantic with the head's.
-func semanticHash(raw json.RawMessage) (string, error) {
-	s, err := semantic.ParseJSON(raw)
+// v is the previous_semantic member as decoded with the request.
+func semanticHash(v any) (string, error) {
+	s, err := semantic.Parse(v)
 	if err != nil {
 		return "", err
 	}

@@ -138,7 +138,7 @@ func TestEngineCompactorCutEntriesMatchEvents(t *testing.T) {
 	if res.Status != StatusCompacted || len(res.CutEventIDs) == 0 {
 		t.Fatalf("status %s, %d cut", res.Status, len(res.CutEventIDs))
 	}
-	want, err := cutEntries(m["events"], res.CutEventIDs)
+	want, err := cutEntries(laneEvents{raw: m["events"]}, res.CutEventIDs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
 package consumer
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -12,39 +12,32 @@ import (
 	"github.com/cairnhq/cairn/internal/lanes"
 )
 
-// envelope is the part of Request v1 (wire.md) the pipeline itself reads:
-// identity, lane, fences, claim check, deadline and harvest routing. The
-// engine decodes the whole request strictly; this view is lenient so that a
-// failed event can still name the request and lane of a malformed message.
+// envelope is the part of Request v1 (subjects.md) the pipeline itself
+// reads: identity, lane, fences, claim check, deadline and harvest routing.
+// The engine decodes the whole request strictly; this view is lenient so
+// that a failed event can still name the request and lane of a malformed
+// message. The json tags serve only a body that is not strict JSON.
 type envelope struct {
-	V                        *int            `json:"v"`
-	RequestID                string          `json:"request_id"`
-	Trigger                  string          `json:"trigger"`
-	ThreadID                 string          `json:"thread_id"`
-	RootTurnID               string          `json:"root_turn_id"`
-	RunAgentID               string          `json:"run_agent_id"`
-	CheckpointNamespace      string          `json:"checkpoint_namespace"`
-	ParentCheckpointID       *string         `json:"parent_checkpoint_id"`
-	PreviousSemantic         json.RawMessage `json:"previous_semantic"`
-	Events                   json.RawMessage `json:"events"`
-	EventsObject             *string         `json:"events_object"`
-	DeadlineAt               *string         `json:"deadline_at"`
-	Scope                    *Scope          `json:"scope"`
-	RehydrationState         json.RawMessage `json:"rehydration_state"`
-	Harvest                  *bool           `json:"harvest"`
-	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction"`
+	V                   *int          `json:"v"`
+	RequestID           string        `json:"request_id"`
+	ThreadID            string        `json:"thread_id"`
+	RootTurnID          string        `json:"root_turn_id"`
+	RunAgentID          string        `json:"run_agent_id"`
+	CheckpointNamespace string        `json:"checkpoint_namespace"`
+	ParentCheckpointID  *string       `json:"parent_checkpoint_id"`
+	PreviousSemantic    any           `json:"previous_semantic"`
+	Events              any           `json:"events"`
+	EventsObject        *string       `json:"events_object"`
+	DeadlineAt          *string       `json:"deadline_at"`
+	Scope               *engine.Scope `json:"scope"`
+	RehydrationState    any           `json:"rehydration_state"`
+	Harvest             *bool         `json:"harvest"`
 
 	deadline time.Time // parsed DeadlineAt; zero when none
 	// decoded is the whole body as canonical.Decode returned it, when the
 	// body is strict JSON (nil otherwise): the engine takes it instead of
 	// decoding the body a second time.
 	decoded map[string]any
-}
-
-// Scope is where harvested facts go (wire.md).
-type Scope struct {
-	Kind string `json:"kind"`
-	ID   string `json:"id"`
 }
 
 func (e *envelope) lane() lanes.Lane {
@@ -58,11 +51,11 @@ func (e *envelope) parent() string {
 	return *e.ParentCheckpointID
 }
 
-func (e *envelope) harvestScope() Scope {
-	if e.Scope != nil && e.Scope.Kind != "" && e.Scope.ID != "" {
-		return *e.Scope
-	}
-	return Scope{Kind: "thread", ID: e.ThreadID}
+// harvest is the envelope's harvest routing as an engine.Request, so that
+// the scope and the harvest default follow the engine's one rule
+// (EffectiveScope, HarvestEnabled).
+func (e *envelope) harvest() *engine.Request {
+	return &engine.Request{ThreadID: e.ThreadID, Scope: e.Scope, Harvest: e.Harvest}
 }
 
 // takeDecoded hands the decoded body on once: the engine owns what it is
@@ -73,43 +66,91 @@ func (e *envelope) takeDecoded() map[string]any {
 	return m
 }
 
-func (e *envelope) wantsHarvest() bool { return e.Harvest == nil || *e.Harvest }
-
-func hasJSONValue(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
-}
-
 // decodeEnvelope reads the pipeline's view of a request and checks what the
 // pipeline depends on before the engine sees it: the version, the ids that
 // key the ledger and the lane, exactly one source of events, and a parseable
-// deadline.
+// deadline. A body that is strict JSON is decoded once, by canonical.Decode,
+// and the envelope read from that value; when it fails a check, the error
+// reported is the engine's for the same body (what processor compact says
+// offline), so that served and offline paths name the same first mistake.
+// A body that is not strict JSON is read by encoding/json, so that its
+// failed event can still name the request; when it fails a check, the
+// error is again the engine's.
 func decodeEnvelope(body []byte) (*envelope, error) {
-	var e envelope
-	if err := e.unmarshal(body); err != nil {
-		return nil, errcode.Wrap(errcode.InvalidRequest, "compaction request must be a JSON object", err)
+	e := &envelope{}
+	m, strict := decodeStrict(body)
+	var err error
+	if strict {
+		err = e.fromMap(m)
+	} else {
+		err = e.fromJSON(body)
 	}
+	if err == nil {
+		err = e.check()
+	}
+	if err != nil {
+		return e, engineVerdict(body, m, err)
+	}
+	e.decoded = m
+	return e, nil
+}
+
+// decodeStrict is body as canonical.Decode reads it, when that is an object.
+func decodeStrict(body []byte) (map[string]any, bool) {
+	if len(body) > engine.MaxRequestBytes {
+		return nil, false
+	}
+	v, err := canonical.Decode(body)
+	if err != nil {
+		return nil, false
+	}
+	m, ok := v.(map[string]any)
+	return m, ok
+}
+
+// engineVerdict is the engine's error for the request body (decoded as m
+// when strict JSON), which failed the envelope's check with own; own when
+// the engine accepts the body.
+func engineVerdict(body []byte, m map[string]any, own error) error {
+	var err error
+	if m != nil {
+		_, err = engine.DecodeRequestValue(m)
+	} else {
+		_, err = engine.DecodeRequest(body)
+	}
+	if err != nil {
+		return err
+	}
+	return own
+}
+
+func (e *envelope) check() error {
 	if e.V == nil {
-		return &e, errcode.New(errcode.InvalidRequest, "required compaction request fields are missing")
+		return versionError(nil)
 	}
-	if *e.V != 1 {
-		return &e, errcode.WithDetails(errcode.UnsupportedVersion, "unsupported request version", map[string]any{"v": *e.V})
+	if *e.V != engine.RequestVersion {
+		return versionError(int64(*e.V))
 	}
 	if err := e.checkNames(); err != nil {
-		return &e, err
+		return err
 	}
-	inline, object := hasJSONValue(e.Events), e.EventsObject != nil
-	if inline == object {
-		return &e, errcode.New(errcode.InvalidRequest, "exactly one of events and events_object is required")
+	if inline, object := e.Events != nil, e.EventsObject != nil; inline == object {
+		rule := "exclusive"
+		if !inline {
+			rule = "required"
+		}
+		return errcode.WithDetails(errcode.InvalidRequest, "exactly one of events and events_object is required",
+			map[string]any{"fields": []any{"events", "events_object"}, "rule": rule})
 	}
 	if e.DeadlineAt != nil {
 		t, err := time.Parse(time.RFC3339, *e.DeadlineAt)
 		if err != nil {
-			return &e, errcode.Wrap(errcode.InvalidRequest, "deadline_at is not RFC 3339", err)
+			return errcode.WithDetails(errcode.InvalidRequest, "deadline_at is not RFC 3339",
+				map[string]any{"field": "deadline_at", "rule": "format", "reason": err.Error()})
 		}
 		e.deadline = t
 	}
-	return &e, nil
+	return nil
 }
 
 // checkNames checks every id and name the pipeline puts in a KV key, an
@@ -145,136 +186,111 @@ func (e *envelope) checkNames() error {
 	return nil
 }
 
-// unmarshal fills e from body. encoding/json reads the whole body slowly
-// (it validates every byte, then decodes), and the events array is nearly
-// all of it; so a body that decodes as strict JSON (canonical.Decode, which
-// the engine needs anyway and gets as e.decoded) has its events member cut
-// out by a byte scan and only the rest goes through encoding/json, with the
-// same result. Anything else is read whole by encoding/json as before, so
-// that a malformed request can still be named in its failed event.
-func (e *envelope) unmarshal(body []byte) error {
-	if len(body) <= engine.MaxRequestBytes {
-		if v, err := canonical.Decode(body); err == nil {
-			m, isObject := v.(map[string]any)
-			rest, events, ok := cutMember(body, "events")
-			if isObject && ok && json.Unmarshal(rest, e) == nil {
-				e.Events, e.decoded = events, m
-				return nil
-			}
-			*e = envelope{}
+// fromMap fills e from a request canonical.Decode decoded. As with
+// encoding/json, an absent or null member leaves its field unset, and a
+// member of the wrong JSON type is an error naming it.
+func (e *envelope) fromMap(m map[string]any) error {
+	if raw, ok := m["v"]; ok && raw != nil {
+		n, isNumber := raw.(json.Number)
+		v, err := strconv.Atoi(string(n))
+		if !isNumber || err != nil {
+			return versionError(raw)
+		}
+		e.V = &v
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{
+		{"request_id", &e.RequestID}, {"thread_id", &e.ThreadID}, {"root_turn_id", &e.RootTurnID},
+		{"run_agent_id", &e.RunAgentID}, {"checkpoint_namespace", &e.CheckpointNamespace},
+	} {
+		if s, err := stringMember(m, f.key); err != nil {
+			return err
+		} else if s != nil {
+			*f.dst = *s
 		}
 	}
-	return json.Unmarshal(body, e)
+	for _, f := range []struct {
+		key string
+		dst **string
+	}{
+		{"parent_checkpoint_id", &e.ParentCheckpointID}, {"events_object", &e.EventsObject}, {"deadline_at", &e.DeadlineAt},
+	} {
+		s, err := stringMember(m, f.key)
+		if err != nil {
+			return err
+		}
+		*f.dst = s
+	}
+	if raw, ok := m["harvest"]; ok && raw != nil {
+		b, isBool := raw.(bool)
+		if !isBool {
+			return typeError("harvest", "boolean")
+		}
+		e.Harvest = &b
+	}
+	if raw, ok := m["scope"]; ok && raw != nil {
+		scope, isObject := raw.(map[string]any)
+		if !isObject {
+			return typeError("scope", "object")
+		}
+		kind, err := stringMember(scope, "kind")
+		if err != nil {
+			return typeError("scope.kind", "string")
+		}
+		id, err := stringMember(scope, "id")
+		if err != nil {
+			return typeError("scope.id", "string")
+		}
+		e.Scope = &engine.Scope{Kind: deref(kind), ID: deref(id)}
+	}
+	e.PreviousSemantic, e.Events, e.RehydrationState = m["previous_semantic"], m["events"], m["rehydration_state"]
+	return nil
 }
 
-// cutMember returns the JSON object obj (known to be valid JSON) with the
-// value of its top-level member key replaced by null, and that value. It
-// returns obj itself when there is no such member, and ok false when it
-// cannot tell: obj is not an object, or some key has escapes or differs
-// from key only in case (encoding/json matches keys case-insensitively).
-func cutMember(obj []byte, key string) (rest, value []byte, ok bool) {
-	i := skipSpace(obj, 0)
-	if i == len(obj) || obj[i] != '{' {
-		return nil, nil, false
+// stringMember is m[key] when it is a string, nil when absent or null.
+func stringMember(m map[string]any, key string) (*string, error) {
+	raw, ok := m[key]
+	if !ok || raw == nil {
+		return nil, nil
 	}
-	i++
-	for {
-		i = skipSpace(obj, i)
-		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-		if i == len(obj) || obj[i] == '}' {
-			return obj, nil, true
-		}
-		end := bytes.IndexByte(obj[i+1:], '"')
-		if obj[i] != '"' || end < 0 {
-			return nil, nil, false
-		}
-		name := obj[i+1 : i+1+end]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			return nil, nil, false
-		}
-		i = skipSpace(obj, i+end+2)
-		if i == len(obj) || obj[i] != ':' {
-			return nil, nil, false
-		}
-		from := skipSpace(obj, i+1)
-		to := skipValue(obj, from)
-		switch {
-		case string(name) == key:
-			rest = make([]byte, 0, len(obj)-(to-from)+4)
-			rest = append(append(append(rest, obj[:from]...), "null"...), obj[to:]...)
-			return rest, obj[from:to], true
-		case bytes.EqualFold(name, []byte(key)):
-			return nil, nil, false
-		}
-		i = to
+	s, isString := raw.(string)
+	if !isString {
+		return nil, typeError(key, "string")
 	}
+	return &s, nil
 }
 
-// skipValue returns the index just past the JSON value starting at i in
-// valid JSON.
-func skipValue(b []byte, i int) int {
-	depth, inString := 0, false
-	for ; i < len(b); i++ {
-		if inString {
-			// Strings are most of a request (event content): jump to the
-			// next quote and count the backslashes before it.
-			j := bytes.IndexByte(b[i:], '"')
-			if j < 0 {
-				return len(b)
-			}
-			if i += j; escaped(b, i) {
-				continue
-			}
-			inString = false
-			if depth == 0 {
-				return i + 1
-			}
-			continue
-		}
-		c := b[i]
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			if depth--; depth == 0 {
-				return i + 1
-			}
-			if depth < 0 {
-				return i // the end of the enclosing object
-			}
-		case ',':
-			if depth == 0 {
-				return i
-			}
-		case ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
+func deref(s *string) string {
+	if s == nil {
+		return ""
 	}
-	return i
+	return *s
 }
 
-// escaped reports whether the quote at b[i], inside a string, is escaped:
-// an odd run of backslashes precedes it. The run cannot reach back past the
-// string's opening quote.
-func escaped(b []byte, i int) bool {
-	n := 0
-	for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
-		n++
+// fromJSON fills e from a body that is not strict JSON, with encoding/json.
+// Its error is never the one reported: the engine refuses every such body
+// with its own (engineVerdict).
+func (e *envelope) fromJSON(body []byte) error {
+	if err := json.Unmarshal(body, e); err != nil {
+		return errcode.Wrap(errcode.InvalidRequest, "compaction request must be a JSON object", err)
 	}
-	return n%2 == 1
+	return nil
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
+// versionError is the failure of a request whose v is not 1, absent or of
+// another type included (value nil: absent), as the engine reports it.
+func versionError(value any) *errcode.Error {
+	return errcode.WithDetails(errcode.UnsupportedVersion, "unsupported request version",
+		map[string]any{"field": "v", "rule": "enum", "value": value, "supported": []any{int64(engine.RequestVersion)}})
+}
+
+// typeError is the failure of a member of the wrong JSON type, in the
+// engine's terms: the field's path, rule "type" and the type expected.
+func typeError(field, expected string) *errcode.Error {
+	return errcode.WithDetails(errcode.InvalidRequest, "compaction request field has the wrong type",
+		map[string]any{"field": field, "rule": "type", "expected": expected})
 }
 
 // The rehydration state a request may carry is bounded below the
@@ -307,6 +323,9 @@ func maxRehydrationBytes(maxPayload int64) int64 {
 // retryable. Without it such a request failed only at its first ledger
 // write, after the model call.
 func checkRehydrationSize(req *envelope, maxPayload int64) error {
+	if req.RehydrationState == nil {
+		return nil
+	}
 	size, limit := encodedSize(req.RehydrationState), maxRehydrationBytes(maxPayload)
 	if size <= limit {
 		return nil
@@ -316,13 +335,13 @@ func checkRehydrationSize(req *envelope, maxPayload int64) error {
 			"bytes": size, "limit": limit})
 }
 
-// encodedSize is an upper bound of raw's size once Cairn stores it: the
-// bytes as sent, plus the growth of the characters encoding/json escapes
-// where JSON does not require it ('<', '>' and '&' become six bytes,
-// U+2028 and U+2029 grow from three to six).
-func encodedSize(raw json.RawMessage) int64 {
-	n := int64(len(raw))
-	n += 5 * int64(bytes.Count(raw, []byte("<"))+bytes.Count(raw, []byte(">"))+bytes.Count(raw, []byte("&")))
-	n += 3 * int64(bytes.Count(raw, []byte("\u2028"))+bytes.Count(raw, []byte("\u2029")))
-	return n
+// encodedSize is the size of v as Cairn stores it: encoding/json's
+// encoding, which escapes '<', '>' and '&' and U+2028 and U+2029 as six
+// bytes each where JSON does not require it.
+func encodedSize(v any) int64 {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0 // not encodable: the engine refuses it
+	}
+	return int64(len(b))
 }

@@ -306,3 +306,9 @@ func minimalError(e *errcode.Error) events.Error {
 	return events.Error{Code: e.Code, Message: engine.TruncateUTF8(e.Message, maxEchoString),
 		Details: map[string]any{"truncated": true}, Retryable: e.Retryable}
 }
+
+// hasJSONValue reports whether raw holds a value other than null.
+func hasJSONValue(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}

@@ -38,7 +38,15 @@ func (testCompactor) Compact(ctx context.Context, in Input, s engine.Summarizer,
 		Role    string  `json:"role"`
 		Content *string `json:"content"`
 	}
-	if err := json.Unmarshal(in.Events, &events); err != nil {
+	raw := in.Events
+	if raw == nil { // inline
+		var body struct {
+			Events json.RawMessage `json:"events"`
+		}
+		_ = json.Unmarshal(in.Body, &body)
+		raw = body.Events
+	}
+	if err := json.Unmarshal(raw, &events); err != nil {
 		return nil, errcode.Wrap(errcode.InvalidEvent, "bad events", err)
 	}
 	if len(events) < 2 {

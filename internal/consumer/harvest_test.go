@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/facts"
 )
 
@@ -18,7 +19,7 @@ func TestHarvestRecord(t *testing.T) {
 		{"event_id": "e3", "role": "assistant", "content": "retained, not cut"},
 	})
 	req := &envelope{ThreadID: "t", RunAgentID: "a", CheckpointNamespace: "n"}
-	rec, err := buildHarvestRecord(req, "cp", events, []string{"e1", "e2"}, "tp")
+	rec, err := buildHarvestRecord(req, "cp", laneEvents{raw: events}, []string{"e1", "e2"}, "tp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +44,8 @@ func TestHarvestRecord(t *testing.T) {
 
 func TestHarvestScopeFromRequest(t *testing.T) {
 	events, _ := json.Marshal([]map[string]any{{"event_id": "e1", "role": "user", "content": "x"}})
-	req := &envelope{ThreadID: "t", Scope: &Scope{Kind: "user", ID: "u1"}}
-	rec, err := buildHarvestRecord(req, "cp", events, []string{"e1"}, "")
+	req := &envelope{ThreadID: "t", Scope: &engine.Scope{Kind: "user", ID: "u1"}}
+	rec, err := buildHarvestRecord(req, "cp", laneEvents{raw: events}, []string{"e1"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

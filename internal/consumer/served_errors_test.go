@@ -1,0 +1,86 @@
+package consumer
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/errcode"
+)
+
+// A request whose envelope the pipeline cannot read fails on the served
+// path with the error the engine gives offline for the same body (what
+// processor compact prints), and that error names its subject: the field
+// and the rule, or the missing fields.
+func TestEnvelopeErrorsNameTheirSubject(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	with := func(id string, change func(m map[string]any)) []byte {
+		var m map[string]any
+		mustJSON(t, engineBody(t, id, id, "", 10, nil), &m)
+		change(m)
+		return mustMarshal(t, m)
+	}
+	set := func(key string, v any) func(map[string]any) { return func(m map[string]any) { m[key] = v } }
+	drop := func(key string) func(map[string]any) { return func(m map[string]any) { delete(m, key) } }
+	cases := []struct {
+		name string
+		body []byte
+		code string
+		want map[string]any // entries the details must hold
+	}{
+		{"v is a string", with("se-v", set("v", "1")), errcode.UnsupportedVersion,
+			map[string]any{"field": "v", "supported": []any{1.0}}},
+		{"v is missing", with("se-nov", drop("v")), errcode.UnsupportedVersion,
+			map[string]any{"field": "v", "supported": []any{1.0}}},
+		{"thread_id is a number", with("se-thread", set("thread_id", 5)), errcode.InvalidRequest,
+			map[string]any{"field": "thread_id", "rule": "type", "expected": "string"}},
+		{"scope is a string", with("se-scope", set("scope", "x")), errcode.InvalidRequest,
+			map[string]any{"field": "scope", "rule": "type"}},
+		{"harvest is a string", with("se-harvest", set("harvest", "yes")), errcode.InvalidRequest,
+			map[string]any{"field": "harvest", "rule": "type"}},
+		{"deadline_at is not RFC 3339", with("se-deadline", set("deadline_at", "tomorrow")), errcode.InvalidRequest,
+			map[string]any{"field": "deadline_at"}},
+		{"events and events_object", with("se-both", set("events_object", "o")), errcode.InvalidRequest,
+			map[string]any{"field": "events_object", "rule": "exclusive"}},
+		{"neither events nor events_object", with("se-neither", drop("events")), errcode.InvalidRequest,
+			map[string]any{"missing_fields": []any{"events"}}},
+		{"not an object", []byte(`[1,2]`), errcode.InvalidRequest,
+			map[string]any{"field": "$", "rule": "type", "expected": "object"}},
+		{"not JSON", []byte(`{"v":1,`), errcode.InvalidRequest,
+			map[string]any{"field": "$"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ack := publishRaw(t, e.js, c.body, "")
+			ev := awaitFailedSeq(t, e, ack.Sequence)
+			errObj, _ := ev.Body["error"].(map[string]any)
+			details, _ := errObj["details"].(map[string]any)
+			if ev.code() != c.code {
+				t.Fatalf("code %q, want %q: %v", ev.code(), c.code, errObj)
+			}
+			for k, v := range c.want {
+				if !reflect.DeepEqual(details[k], v) {
+					t.Fatalf("details[%q] = %v, want %v (details %v)", k, details[k], v, details)
+				}
+			}
+			_, offline := engine.DecodeRequest(c.body)
+			oe := errcode.As(offline)
+			if oe == nil || oe.Code != ev.code() || oe.Message != errObj["message"] || !reflect.DeepEqual(asJSON(t, oe.Details), details) {
+				t.Fatalf("served %v\noffline %v", errObj, offline)
+			}
+		})
+	}
+}
+
+// asJSON is v as a failed event carries it, decoded.
+func asJSON(t *testing.T, v any) map[string]any {
+	t.Helper()
+	var out map[string]any
+	mustJSON(t, mustMarshal(t, v), &out)
+	if out == nil {
+		out = map[string]any{}
+	}
+	return out
+}
