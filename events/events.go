@@ -9,6 +9,8 @@ package events
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/cairnhq/cairn/internal/engine"
 )
 
 // Version is the wire version of every message.
@@ -46,40 +48,14 @@ const (
 )
 
 // Scope says where harvested facts are stored.
-type Scope struct {
-	Kind string `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
-	ID   string `json:"id" doc:"the scope's id (1..200 bytes)"`
-}
+type Scope = engine.Scope
 
 // ModelProfile describes the context window of the model a lane is sent to.
-type ModelProfile struct {
-	ContextLimitKind       string  `json:"context_limit_kind,omitempty" doc:"whether output tokens share the input window" enum:"separate_input|shared_input_output"`
-	MaxInputTokens         *int64  `json:"max_input_tokens,omitempty" doc:"the model's input window (separate_input)"`
-	MaxContextTokens       *int64  `json:"max_context_tokens,omitempty" doc:"the model's whole window (shared_input_output)"`
-	MaxOutputTokens        *int64  `json:"max_output_tokens,omitempty" doc:"the most tokens the model writes in one answer"`
-	ProviderReservedTokens *int64  `json:"provider_reserved_tokens,omitempty" doc:"tokens the provider keeps for itself"`
-	Tokenizer              *string `json:"tokenizer,omitempty" doc:"the tokenizer that counts this model's tokens; absent means UTF-8 bytes (conservative_utf8)"`
-}
+type ModelProfile = engine.ModelProfile
 
 // InputEvent is one event of a lane. Build it with NewInputEvent, which fills
 // in the two hashes.
-type InputEvent struct {
-	EventID             string         `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
-	RunAgentID          string         `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
-	ChatSeq             int64          `json:"chat_seq" doc:"position in the conversation, > 0"`
-	LaneEventOrdinal    int64          `json:"lane_event_ordinal" doc:"position in the lane, > 0 and strictly increasing"`
-	CheckpointNamespace string         `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
-	Role                string         `json:"role" doc:"who wrote the event" enum:"user|assistant|tool"`
-	Provenance          any            `json:"provenance" doc:"any JSON value describing where the event came from"`
-	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty" doc:"canonical hash of provenance (docs/canonical-json.md); computed by Cairn when absent" pattern:"^[0-9a-f]{64}$"`
-	Content             *string        `json:"content" doc:"the event's text (at most 1 MiB) or null"`
-	Tool                map[string]any `json:"tool,omitempty" doc:"tool call or result metadata (call_id, name, ...), canonical JSON"`
-	ArtifactIDs         []string       `json:"artifact_ids,omitempty" doc:"ids of artifacts the event refers to (at most 128)"`
-	Truncated           bool           `json:"truncated,omitempty" doc:"the producer already cut the content"`
-	Protected           bool           `json:"protected,omitempty" doc:"never cut or projected"`
-	TokenCount          *int64         `json:"token_count,omitempty" doc:"the producer's own token count of the event, used instead of Cairn's"`
-	ContentHash         string         `json:"content_hash,omitempty" doc:"canonical hash of {artifact_ids, content, tool, truncated}; computed by Cairn when absent" pattern:"^[0-9a-f]{64}$"`
-}
+type InputEvent = engine.InputEvent
 
 // Request is the body of conversation.compact.requested (Request v1).
 // Optional fields are pointers or omitted when empty; Policy, Accounting,

@@ -3,24 +3,12 @@ package events
 import (
 	"reflect"
 
-	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/jsonschema"
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
 // SchemaBaseURL prefixes the $id of every published schema.
 const SchemaBaseURL = "https://github.com/cairnhq/cairn/schemas/"
-
-// The payload types must keep the fields of Cairn's own types, in order,
-// with the same Go types: a conversion compiles only then.
-var (
-	_ = Policy(engine.Policy{})
-	_ = Accounting(engine.Accounting{})
-	_ = AntiThrash(engine.State{})
-	_ = Usage(engine.Usage{})
-	_ = Range(engine.Range{})
-	_ = ManifestEntry(engine.ManifestEntry{})
-)
 
 // Schemas returns the JSON Schema of every message, keyed by file name under
 // schemas/. They are generated from the types of this package, so a change

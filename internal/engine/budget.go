@@ -20,12 +20,12 @@ const categoryResidual = "provider_overhead"
 // (docs/request.md, "The budget"). An empty ContextLimitKind means
 // separate_input.
 type ModelProfile struct {
-	ContextLimitKind       string  `json:"context_limit_kind,omitempty"`
-	MaxInputTokens         *int64  `json:"max_input_tokens,omitempty"`
-	MaxContextTokens       *int64  `json:"max_context_tokens,omitempty"`
-	MaxOutputTokens        *int64  `json:"max_output_tokens,omitempty"`
-	ProviderReservedTokens *int64  `json:"provider_reserved_tokens,omitempty"` // nil means 0
-	Tokenizer              *string `json:"tokenizer,omitempty"`
+	ContextLimitKind       string  `json:"context_limit_kind,omitempty" doc:"whether output tokens share the input window" enum:"separate_input|shared_input_output"`
+	MaxInputTokens         *int64  `json:"max_input_tokens,omitempty" doc:"the model's input window (separate_input)"`
+	MaxContextTokens       *int64  `json:"max_context_tokens,omitempty" doc:"the model's whole window (shared_input_output)"`
+	MaxOutputTokens        *int64  `json:"max_output_tokens,omitempty" doc:"the most tokens the model writes in one answer"`
+	ProviderReservedTokens *int64  `json:"provider_reserved_tokens,omitempty" doc:"tokens the provider keeps for itself"` // nil means 0
+	Tokenizer              *string `json:"tokenizer,omitempty" doc:"the tokenizer that counts this model's tokens; absent means UTF-8 bytes (conservative_utf8)"`
 	// problem, when set by DecodeModelProfile, is the first field with the
 	// wrong JSON type; the budget fails closed with it.
 	problem *limitProblem

@@ -26,8 +26,8 @@ const ValidationStatusValid = "valid"
 
 // Range is an inclusive pair of chat sequences or lane ordinals.
 type Range struct {
-	First int64 `json:"first"`
-	Last  int64 `json:"last"`
+	First int64 `json:"first" doc:"the first, inclusive"`
+	Last  int64 `json:"last" doc:"the last, inclusive"`
 }
 
 func (r Range) value() map[string]any { return map[string]any{"first": r.First, "last": r.Last} }

@@ -38,23 +38,23 @@ const (
 // names are the wire names. Content, Tool, ArtifactIDs and Truncated are
 // covered by ContentHash; Provenance by ProvenanceSHA256.
 type InputEvent struct {
-	EventID             string         `json:"event_id"`
-	RunAgentID          string         `json:"run_agent_id"`
-	ChatSeq             int64          `json:"chat_seq"`
-	LaneEventOrdinal    int64          `json:"lane_event_ordinal"`
-	CheckpointNamespace string         `json:"checkpoint_namespace"`
-	Role                string         `json:"role"`
-	Provenance          any            `json:"provenance"`
-	ProvenanceSHA256    string         `json:"provenance_sha256"`
-	ContentHash         string         `json:"content_hash"`
-	Content             *string        `json:"content"`
-	Tool                map[string]any `json:"tool"`
-	ArtifactIDs         []string       `json:"artifact_ids"`
-	Truncated           bool           `json:"truncated"`
-	Protected           bool           `json:"protected"`
+	EventID             string         `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
+	RunAgentID          string         `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
+	ChatSeq             int64          `json:"chat_seq" doc:"position in the conversation, > 0"`
+	LaneEventOrdinal    int64          `json:"lane_event_ordinal" doc:"position in the lane, > 0 and strictly increasing"`
+	CheckpointNamespace string         `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
+	Role                string         `json:"role" doc:"who wrote the event" enum:"user|assistant|tool"`
+	Provenance          any            `json:"provenance" doc:"any JSON value describing where the event came from"`
+	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty" doc:"canonical hash of provenance (docs/canonical-json.md); computed by Cairn when absent" pattern:"^[0-9a-f]{64}$"`
+	ContentHash         string         `json:"content_hash,omitempty" doc:"canonical hash of {artifact_ids, content, tool, truncated}; computed by Cairn when absent" pattern:"^[0-9a-f]{64}$"`
+	Content             *string        `json:"content" doc:"the event's text (at most 1 MiB) or null"`
+	Tool                map[string]any `json:"tool,omitempty" doc:"tool call or result metadata (call_id, name, ...), canonical JSON"`
+	ArtifactIDs         []string       `json:"artifact_ids,omitempty" doc:"ids of artifacts the event refers to (at most 128)"`
+	Truncated           bool           `json:"truncated,omitempty" doc:"the producer already cut the content"`
+	Protected           bool           `json:"protected,omitempty" doc:"never cut or projected"`
 	// TokenCount, when set, is the caller's token estimate for the event; when
 	// nil the event costs the byte size of its canonical View.
-	TokenCount *int64 `json:"token_count"`
+	TokenCount *int64 `json:"token_count,omitempty" doc:"the producer's own token count of the event, used instead of Cairn's"`
 }
 
 var eventFields = keySet("event_id", "run_agent_id", "chat_seq", "lane_event_ordinal",

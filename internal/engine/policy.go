@@ -19,46 +19,46 @@ const (
 // budget's units. DefaultPolicy gives the contract's defaults.
 type Policy struct {
 	// Version of the policy schema; must be 1.
-	Version int `json:"version"`
+	Version int `json:"version" doc:"the policy schema version, 1" const:"1" default:"1"`
 	// Enabled must be true for trigger "auto".
-	Enabled bool `json:"enabled"`
+	Enabled bool `json:"enabled" doc:"must be true for trigger auto" default:"true"`
 	// Mode is "portable" (Cairn's own summary) or "native" (unsupported).
-	Mode string `json:"mode"`
+	Mode string `json:"mode" doc:"portable: Cairn writes the summary; native is not supported (native_compaction_unsupported)" enum:"portable|native" default:"\"portable\""`
 	// Model names the summarizing model; informational, 1..200 bytes.
-	Model string `json:"model"`
+	Model string `json:"model" doc:"names the summarizing model; informational (1..200 bytes)" default:"\"current_task_model\""`
 	// TriggerRatio: an auto request compacts at limit × ratio; 0 < r < 1.
-	TriggerRatio float64 `json:"trigger_ratio"`
+	TriggerRatio float64 `json:"trigger_ratio" doc:"an auto request compacts once the lane reaches limit × trigger_ratio" exclusiveMinimum:"0" exclusiveMaximum:"1" default:"0.85"`
 	// PruneReleaseRatio: projection alone is enough below limit × ratio; < TriggerRatio.
-	PruneReleaseRatio float64 `json:"prune_release_ratio"`
+	PruneReleaseRatio float64 `json:"prune_release_ratio" doc:"projecting tool output alone is enough below limit × prune_release_ratio; < trigger_ratio" exclusiveMinimum:"0" exclusiveMaximum:"1" default:"0.75"`
 	// PostCompactionTargetRatio: a summary must bring the request below limit × ratio; ≤ PruneReleaseRatio.
-	PostCompactionTargetRatio float64 `json:"post_compaction_target_ratio"`
+	PostCompactionTargetRatio float64 `json:"post_compaction_target_ratio" doc:"a summary must bring the lane below limit × post_compaction_target_ratio; <= prune_release_ratio" exclusiveMinimum:"0" exclusiveMaximum:"1" default:"0.7"`
 	// RecentTailRatio sizes the verbatim tail, clamped to [RecentTailMinTokens, RecentTailMaxTokens].
-	RecentTailRatio     float64 `json:"recent_tail_ratio"`
-	RecentTailMinTokens int64   `json:"recent_tail_min_tokens"`
-	RecentTailMaxTokens int64   `json:"recent_tail_max_tokens"`
+	RecentTailRatio     float64 `json:"recent_tail_ratio" doc:"sizes the verbatim tail as limit × recent_tail_ratio, clamped to [recent_tail_min_tokens, recent_tail_max_tokens]" exclusiveMinimum:"0" exclusiveMaximum:"1" default:"0.1"`
+	RecentTailMinTokens int64   `json:"recent_tail_min_tokens" doc:"the least tokens the verbatim tail keeps" minimum:"1" default:"8000"`
+	RecentTailMaxTokens int64   `json:"recent_tail_max_tokens" doc:"the most tokens the verbatim tail keeps; >= recent_tail_min_tokens" minimum:"1" default:"32000"`
 	// SummaryOutputRatio sizes the summary's output allowance, clamped to [min, max].
-	SummaryOutputRatio     float64 `json:"summary_output_ratio"`
-	SummaryOutputMinTokens int64   `json:"summary_output_min_tokens"`
-	SummaryOutputMaxTokens int64   `json:"summary_output_max_tokens"`
+	SummaryOutputRatio     float64 `json:"summary_output_ratio" doc:"sizes the summary's output allowance as limit × summary_output_ratio, clamped to [summary_output_min_tokens, summary_output_max_tokens]" exclusiveMinimum:"0" exclusiveMaximum:"1" default:"0.02"`
+	SummaryOutputMinTokens int64   `json:"summary_output_min_tokens" doc:"the least output tokens a summary call may use" minimum:"1" default:"4096"`
+	SummaryOutputMaxTokens int64   `json:"summary_output_max_tokens" doc:"the most output tokens a summary call may use; >= summary_output_min_tokens" minimum:"1" default:"16384"`
 	// SemanticMaxBytes caps the canonical JSON size of a summary.
-	SemanticMaxBytes int64 `json:"semantic_max_bytes"`
+	SemanticMaxBytes int64 `json:"semantic_max_bytes" doc:"caps the canonical JSON size of a summary" minimum:"1" default:"131072"`
 	// MinimumPruneReclaimTokens is the least a projection-only result must reclaim.
-	MinimumPruneReclaimTokens int64 `json:"minimum_prune_reclaim_tokens"`
+	MinimumPruneReclaimTokens int64 `json:"minimum_prune_reclaim_tokens" doc:"the least a projection-only result must reclaim" minimum:"1" default:"8192"`
 	// MinimumTotalReclaimTokens and MinimumTotalReclaimRatio are what a summary must reclaim.
-	MinimumTotalReclaimTokens int64   `json:"minimum_total_reclaim_tokens"`
-	MinimumTotalReclaimRatio  float64 `json:"minimum_total_reclaim_ratio"`
+	MinimumTotalReclaimTokens int64   `json:"minimum_total_reclaim_tokens" doc:"with minimum_total_reclaim_ratio, what a summary must reclaim" minimum:"1" default:"8192"`
+	MinimumTotalReclaimRatio  float64 `json:"minimum_total_reclaim_ratio" doc:"with minimum_total_reclaim_tokens, what a summary must reclaim, as a share of tokens_before" exclusiveMinimum:"0" exclusiveMaximum:"1" default:"0.15"`
 	// MaximumAutoCompactionsPerRootTurn bounds auto compactions between user turns.
-	MaximumAutoCompactionsPerRootTurn int64 `json:"maximum_auto_compactions_per_root_turn"`
+	MaximumAutoCompactionsPerRootTurn int64 `json:"maximum_auto_compactions_per_root_turn" doc:"bounds auto compactions between user turns (skipped: automatic_limit)" minimum:"1" default:"3"`
 	// MinimumNewTokensBeforeRecompact suppresses auto compaction of a lane that barely grew.
-	MinimumNewTokensBeforeRecompact int64 `json:"minimum_new_tokens_before_recompact"`
+	MinimumNewTokensBeforeRecompact int64 `json:"minimum_new_tokens_before_recompact" doc:"an auto compaction of a lane that grew less than this is skipped (insufficient_new_tokens)" minimum:"1" default:"8192"`
 	// MaximumSchemaRepairs is the repair budget shared by all chunks of one compaction.
-	MaximumSchemaRepairs int64 `json:"maximum_schema_repairs"`
+	MaximumSchemaRepairs int64 `json:"maximum_schema_repairs" doc:"the repair budget shared by all summary calls of one compaction" minimum:"1" default:"1"`
 	// MaximumOverflowRetries is carried for the caller; the engine does not read it.
-	MaximumOverflowRetries int64 `json:"maximum_overflow_retries"`
+	MaximumOverflowRetries int64 `json:"maximum_overflow_retries" doc:"carried for the caller; Cairn does not read it" minimum:"1" default:"1"`
 	// MaximumHierarchicalSummaryCalls bounds the number of chunks (summary calls without repairs).
-	MaximumHierarchicalSummaryCalls int64 `json:"maximum_hierarchical_summary_calls"`
+	MaximumHierarchicalSummaryCalls int64 `json:"maximum_hierarchical_summary_calls" doc:"bounds the number of chunks summarized (summary calls without repairs)" minimum:"1" default:"3"`
 	// ProviderTimeoutMS is advisory data for the Summarizer; the engine does not read it.
-	ProviderTimeoutMS int64 `json:"provider_timeout_ms"`
+	ProviderTimeoutMS int64 `json:"provider_timeout_ms" doc:"advisory time limit of one summary call, in milliseconds" minimum:"1" default:"300000"`
 }
 
 // DefaultPolicy returns the contract's default policy.

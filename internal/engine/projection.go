@@ -10,12 +10,12 @@ import (
 // ManifestEntry records one projected tool output, enough to
 // re-verify the projection from the original event with Replay.
 type ManifestEntry struct {
-	ProjectionVersion    int64    `json:"projection_version"`
-	EventID              string   `json:"event_id"`
-	OriginalContentHash  string   `json:"original_content_hash"`
-	ProjectedContentHash string   `json:"projected_content_hash"`
-	OriginalBytes        int64    `json:"original_bytes"`
-	ArtifactIDs          []string `json:"artifact_ids"`
+	ProjectionVersion    int64    `json:"projection_version" doc:"the projection rules' version, 1"`
+	EventID              string   `json:"event_id" doc:"the projected event"`
+	OriginalContentHash  string   `json:"original_content_hash" doc:"content_hash of the event before projection" pattern:"^[0-9a-f]{64}$"`
+	ProjectedContentHash string   `json:"projected_content_hash" doc:"content_hash of the projected event" pattern:"^[0-9a-f]{64}$"`
+	OriginalBytes        int64    `json:"original_bytes" doc:"byte length of the original content" minimum:"0"`
+	ArtifactIDs          []string `json:"artifact_ids" doc:"the artifacts that hold the original output"`
 }
 
 // projectPrefix replaces every large tool output of the prefix by an

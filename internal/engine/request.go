@@ -22,18 +22,18 @@ const MaxRequestBytes = 256 << 20
 // request (subjects.md, Token accounting). All of it applies to the initial
 // budget only, except Method and ProfileHash, which every budget uses.
 type Accounting struct {
-	Method                string           `json:"method,omitempty"`
-	ProfileHash           *string          `json:"profile_hash,omitempty"`
-	ReportedInputTokens   int64            `json:"reported_input_tokens,omitempty"`
-	CategoryBytes         map[string]int64 `json:"category_bytes,omitempty"`
-	ReportedUsageBaseline any              `json:"reported_usage_baseline,omitempty"`
-	ComponentDescriptors  any              `json:"component_descriptors,omitempty"`
+	Method                string           `json:"method,omitempty" doc:"how tokens are counted; absent means conservative_utf8" enum:"conservative_utf8|local_tokenizer_v1|reported_usage_delta_v2"`
+	ProfileHash           *string          `json:"profile_hash,omitempty" doc:"hash of the tokenizer profile the counts stand on, or null" pattern:"^[0-9a-f]{64}$"`
+	ReportedInputTokens   int64            `json:"reported_input_tokens,omitempty" doc:"input tokens the provider reported for the lane's last call" minimum:"0"`
+	CategoryBytes         map[string]int64 `json:"category_bytes,omitempty" doc:"bytes of the request outside the lane's events, by category (system prompt, tools, ...); each >= 0"`
+	ReportedUsageBaseline any              `json:"reported_usage_baseline,omitempty" doc:"the reported usage the delta of reported_usage_delta_v2 starts from; passed through"`
+	ComponentDescriptors  any              `json:"component_descriptors,omitempty" doc:"descriptions of the request's other components; passed through"`
 }
 
 // Scope is where facts harvested from a compaction are stored.
 type Scope struct {
-	Kind string `json:"kind"`
-	ID   string `json:"id"`
+	Kind string `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
+	ID   string `json:"id" doc:"the scope's id (1..200 bytes)"`
 }
 
 // Request is one compaction request, Request v1 of subjects.md and

@@ -49,16 +49,16 @@ func isMethod(s string) bool {
 // It is a value: every operation returns a new State. The zero value is the
 // state of a new lane.
 type State struct {
-	SuccessfulAutoCompactions         int64   `json:"successful_auto_compactions"`
-	LastCompactionLaneEventOrdinal    *int64  `json:"last_compaction_lane_event_ordinal"`
-	LastCompactionTokensAfter         *int64  `json:"last_compaction_tokens_after"`
-	NewTokensSinceCompaction          int64   `json:"new_tokens_since_compaction"`
-	OverflowRetryUsed                 bool    `json:"overflow_retry_used"`
-	ConsecutiveIneffectiveCompactions int64   `json:"consecutive_ineffective_compactions"`
-	CancellationPending               bool    `json:"cancellation_pending"`
-	AccountingMethod                  *string `json:"accounting_method"`
-	AccountingVersion                 *int64  `json:"accounting_version"`
-	AccountingProfileHash             *string `json:"accounting_profile_hash"`
+	SuccessfulAutoCompactions         int64   `json:"successful_auto_compactions" doc:"auto compactions since the last user turn" minimum:"0"`
+	LastCompactionLaneEventOrdinal    *int64  `json:"last_compaction_lane_event_ordinal" doc:"the lane ordinal the last compaction reached, or null"`
+	LastCompactionTokensAfter         *int64  `json:"last_compaction_tokens_after" doc:"tokens_after of the last compaction, or null"`
+	NewTokensSinceCompaction          int64   `json:"new_tokens_since_compaction" doc:"tokens added since the last compaction" minimum:"0"`
+	OverflowRetryUsed                 bool    `json:"overflow_retry_used" doc:"an overflow compaction already ran in this turn"`
+	ConsecutiveIneffectiveCompactions int64   `json:"consecutive_ineffective_compactions" doc:"compactions in a row that reclaimed too little" minimum:"0"`
+	CancellationPending               bool    `json:"cancellation_pending" doc:"a cancellation is pending: auto requests are skipped (cancellation_pending)"`
+	AccountingMethod                  *string `json:"accounting_method" doc:"the units of the token numbers, or null" enum:"conservative_utf8|local_tokenizer_v1|reported_usage_delta_v2"`
+	AccountingVersion                 *int64  `json:"accounting_version" doc:"the accounting version, > 0, or null"`
+	AccountingProfileHash             *string `json:"accounting_profile_hash" doc:"the tokenizer profile hash, or null" pattern:"^[0-9a-f]{64}$"`
 }
 
 // AccountingIdentity names the units a lane's token numbers are in.
