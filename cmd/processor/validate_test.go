@@ -8,6 +8,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // runCLI runs `processor args...` in-process.
@@ -19,9 +24,9 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 // validateJSON runs `request validate --json FILE` and decodes its line.
-func validateJSON(t *testing.T, path string) (int, validation) {
+func validateJSON(t *testing.T, path string, flags ...string) (int, validation) {
 	t.Helper()
-	code, stdout, stderr := runCLI(t, "request", "validate", "--json", path)
+	code, stdout, stderr := runCLI(t, append(append([]string{"request", "validate", "--json"}, flags...), path)...)
 	var v validation
 	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
 		t.Fatalf("exit %d, stdout is not one JSON object (%v): %q %q", code, err, stdout, stderr)
@@ -115,5 +120,52 @@ func TestRequestValidateUsage(t *testing.T) {
 		if code, out, errOut := runCLI(t, args...); code != 2 || out != "" || errOut == "" {
 			t.Errorf("%v: exit %d: %q %q", args, code, out, errOut)
 		}
+	}
+}
+
+// With --nats-url the claim-checked events are read from the server and
+// checked as inline ones are.
+func TestRequestValidateReadsEventsObject(t *testing.T) {
+	natsAddr := testenv.FreeAddr(t)
+	startServe(t, "--data-dir", t.TempDir(), "--nats-listen", natsAddr, "--memory-dir", t.TempDir())
+	url := "nats://" + natsAddr
+	var lane []any
+	path := exampleFile(t, "small-lane.json", func(m map[string]any) {
+		lane = m["events"].([]any)
+		delete(m, "events")
+		m["events_object"] = "lanes/validate/1"
+	})
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	store, err := js.ObjectStore(context.Background(), topology.ObjectLanes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(name string, events []any) {
+		data, _ := json.Marshal(events)
+		if _, err := store.PutBytes(context.Background(), name, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("lanes/validate/1", lane)
+	if code, v := validateJSON(t, path, "--nats-url", url); code != 0 || v.Status != "pruned" {
+		t.Fatalf("stored events: exit %d, %+v", code, v)
+	}
+	first := lane[0].(map[string]any)
+	first["content_hash"] = strings.Repeat("0", 64)
+	put("lanes/validate/1", lane)
+	if code, v := validateJSON(t, path, "--nats-url", url); code != 1 || v.Error == nil || v.Error.Details["field"] != "content_hash" {
+		t.Fatalf("a stored event with a bad hash: exit %d, %+v", code, v)
+	}
+	missing := exampleFile(t, "small-lane.json", func(m map[string]any) {
+		delete(m, "events")
+		m["events_object"] = "lanes/validate/absent"
+	})
+	if code, v := validateJSON(t, missing, "--nats-url", url); code != 1 || v.Error == nil || v.Error.Code != "events_object_missing" {
+		t.Fatalf("no such object: exit %d, %+v", code, v)
 	}
 }
