@@ -87,7 +87,7 @@ type disruptingJS struct {
 
 	mu    sync.Mutex
 	seen  int
-	fired bool
+	fired time.Time // when disrupt began
 }
 
 func (d *disruptingJS) OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
@@ -103,7 +103,9 @@ func (d *disruptingJS) delivered() {
 	d.mu.Lock()
 	d.seen++
 	fire := d.seen == d.at
-	d.fired = d.fired || fire
+	if fire {
+		d.fired = time.Now()
+	}
 	d.mu.Unlock()
 	if fire {
 		d.disrupt()
@@ -115,9 +117,10 @@ func (d *disruptingJS) check(t *testing.T) {
 	t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.fired {
+	if d.fired.IsZero() {
 		t.Fatalf("the read delivered %d messages and ended before the disruption at %d", d.seen, d.at)
 	}
+	t.Logf("verified %s after the disruption began", time.Since(d.fired).Round(time.Millisecond))
 }
 
 type disruptingConsumer struct {
