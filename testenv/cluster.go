@@ -85,7 +85,8 @@ func (c *ClusterEnv) shutdown() {
 	}
 }
 
-// waitReady polls until a meta leader is elected and the JetStream API answers.
+// waitReady polls until a meta leader is elected, can place a replica on
+// every node, and the JetStream API answers.
 func (c *ClusterEnv) waitReady(t testing.TB) {
 	t.Helper()
 	js := c.JetStream(t)
@@ -100,8 +101,11 @@ func (c *ClusterEnv) waitReady(t testing.TB) {
 	})
 }
 
-// metaReady reports nil once a meta leader exists and sees every other node
-// as a current peer, so replicated assets can be placed on all of them.
+// metaReady reports nil once a meta leader exists, sees every other node as
+// a current peer, and has heard every node's JetStream statistics. A peer it
+// has not heard from yet is left out of placements, so a replicated stream
+// created before then fails with "no suitable peers for placement, peer
+// offline" (error 10005) although the peer shows as current and online.
 func (c *ClusterEnv) metaReady() error {
 	for _, n := range c.nodes {
 		s := n.Server()
@@ -123,6 +127,10 @@ func (c *ClusterEnv) metaReady() error {
 		}
 		if current < len(c.nodes)-1 {
 			return fmt.Errorf("meta leader sees %d of %d peers current", current, len(c.nodes)-1)
+		}
+		// The peers that placement may choose from, the leader included.
+		if placeable := s.JetStreamClusterPeers(); len(placeable) < len(c.nodes) {
+			return fmt.Errorf("meta leader can place replicas on %d of %d nodes (%v)", len(placeable), len(c.nodes), placeable)
 		}
 		return nil
 	}
