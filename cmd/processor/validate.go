@@ -114,6 +114,10 @@ func validateRequest(ctx context.Context, body []byte, o validateOptions, now ti
 	v := &validation{RequestID: requestIDHint(body)}
 	env, err := checkEnvelope(body)
 	if err != nil {
+		// The processor reports the engine's error for a body both refuse.
+		if _, engineErr := engine.DecodeRequest(body); engineErr != nil {
+			err = engineErr
+		}
 		return v.failed(err)
 	}
 	req, err := engine.DecodeRequest(body)
@@ -262,13 +266,19 @@ func checkEnvelope(body []byte) (*requestEnvelope, error) {
 	if err := e.checkNames(); err != nil {
 		return nil, err
 	}
-	if hasValue(e.Events) == (e.EventsObject != nil) {
-		return nil, errcode.New(errcode.InvalidRequest, "exactly one of events and events_object is required")
+	if inline, object := hasValue(e.Events), e.EventsObject != nil; inline == object {
+		rule := "exclusive"
+		if !inline {
+			rule = "required"
+		}
+		return nil, errcode.WithDetails(errcode.InvalidRequest, "exactly one of events and events_object is required",
+			map[string]any{"fields": []any{"events", "events_object"}, "rule": rule})
 	}
 	if e.DeadlineAt != nil {
 		t, err := time.Parse(time.RFC3339, *e.DeadlineAt)
 		if err != nil {
-			return nil, errcode.Wrap(errcode.InvalidRequest, "deadline_at is not RFC 3339", err)
+			return nil, errcode.WithDetails(errcode.InvalidRequest, "deadline_at is not RFC 3339",
+				map[string]any{"field": "deadline_at", "rule": "format", "reason": err.Error()})
 		}
 		e.deadline = t
 	}

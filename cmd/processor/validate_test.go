@@ -110,7 +110,7 @@ func TestRequestValidateEventsObjectOffline(t *testing.T) {
 		t.Fatalf("exit %d, %+v", code, v)
 	}
 	bad := exampleFile(t, "small-lane.json", func(m map[string]any) { m["events_object"] = "lanes/x" })
-	if code, v := validateJSON(t, bad); code != 1 || v.Error == nil || !strings.Contains(v.Error.Message, "exactly one of events and events_object") {
+	if code, v := validateJSON(t, bad); code != 1 || v.Error == nil || !strings.Contains(fmt.Sprint(v.Error.Message, v.Error.Details), "events_object") {
 		t.Fatalf("both sources: exit %d, %+v", code, v)
 	}
 }
