@@ -117,6 +117,15 @@ func Classify(err error, delivered uint64, maxDeliver int, backoff []time.Durati
 		e := errcode.Wrap(errcode.ProviderUnavailable, "gave up after the maximum number of deliveries", err)
 		e.Retryable = true
 		e.Details = map[string]any{"deliveries": delivered, "cause": causeCode(err)}
+		// The last cause's own details (a model's HTTP status, its attempts)
+		// say what kept failing.
+		if cause := errcode.As(err); cause != nil {
+			for k, v := range cause.Details {
+				if _, taken := e.Details[k]; !taken {
+					e.Details[k] = v
+				}
+			}
+		}
 		return Decision{Action: Fail, Err: e}
 	}
 	return Decision{Action: Nak, Delay: backoffFor(delivered, backoff)}

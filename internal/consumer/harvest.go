@@ -25,7 +25,7 @@ func buildHarvestRecord(req *envelope, checkpointID string, events laneEvents, c
 // harvestRecord builds the harvest job record of the cut entries.
 func harvestRecord(req *envelope, checkpointID string, entries []facts.Entry, traceparent string) (outbox.Record, error) {
 	scope := req.harvest().EffectiveScope()
-	job := facts.BuildJob(req.ThreadID, checkpointID, facts.Scope{Kind: scope.Kind, ID: scope.ID}, entries)
+	job := facts.BuildJob(req.ThreadID, checkpointID, scope, entries)
 	data, err := json.Marshal(job)
 	if err != nil {
 		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)

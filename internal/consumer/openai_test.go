@@ -96,6 +96,9 @@ func TestModelDownEndsInProviderUnavailable(t *testing.T) {
 	if ev.code() != errcode.ProviderUnavailable {
 		t.Fatalf("got %v", ev.Body)
 	}
+	if d := errorDetails(ev); d["status"] != float64(500) || d["attempts"] == nil {
+		t.Fatalf("details %v do not name the status and attempts", d)
+	}
 	testenv.Eventually(t, waitLong, func() error {
 		if en := e.ledgerEntry(t, "model-2"); len(en.Attempts) != 2 {
 			return fmt.Errorf("ledger attempts %d, want one per delivery", len(en.Attempts))
@@ -118,6 +121,9 @@ func TestModelRefusalFailsWithoutRetry(t *testing.T) {
 	ev := onlyEvent(t, e.awaitOutcome(t, "model-3"))
 	if ev.code() != errcode.ProviderError {
 		t.Fatalf("got %v", ev.Body)
+	}
+	if d := errorDetails(ev); d["status"] != float64(401) {
+		t.Fatalf("details %v do not name the status", d)
 	}
 	if errObj, _ := ev.Body["error"].(map[string]any); errObj["retryable"] != false {
 		t.Fatalf("a refusal must not be retryable: %v", errObj)
