@@ -86,6 +86,18 @@ type throughput struct {
 // process, and the tail, when fewer requests than workers remain. It is the
 // rate of the pipeline when every worker is busy.
 func (l *latencies) report(b *testing.B, elapsed, cpu time.Duration, prefix string) throughput {
+	r := l.measure(elapsed, cpu)
+	n := len(l.took)
+	b.ReportMetric(r.rps, prefix+"req/s")
+	b.ReportMetric(r.steady, prefix+"steady_req/s")
+	b.ReportMetric(float64(r.cpuPerReq.Microseconds())/1000, prefix+"cpu_ms/req")
+	b.ReportMetric(float64(l.took[n/2].Microseconds())/1000, prefix+"p50_ms")
+	b.ReportMetric(float64(l.took[n*99/100].Microseconds())/1000, prefix+"p99_ms")
+	return r
+}
+
+// measure is report without reporting, for benchmarks that combine runs.
+func (l *latencies) measure(elapsed, cpu time.Duration) throughput {
 	slices.Sort(l.took)
 	n := len(l.took)
 	r := throughput{rps: float64(n) / elapsed.Seconds(), cpuPerReq: cpu / time.Duration(n)}
@@ -93,11 +105,6 @@ func (l *latencies) report(b *testing.B, elapsed, cpu time.Duration, prefix stri
 	if lo, hi := n/10, n*9/10; hi-lo >= 10 {
 		r.steady = float64(hi-lo) / l.ended[hi].Sub(l.ended[lo]).Seconds()
 	}
-	b.ReportMetric(r.rps, prefix+"req/s")
-	b.ReportMetric(r.steady, prefix+"steady_req/s")
-	b.ReportMetric(float64(r.cpuPerReq.Microseconds())/1000, prefix+"cpu_ms/req")
-	b.ReportMetric(float64(l.took[n/2].Microseconds())/1000, prefix+"p50_ms")
-	b.ReportMetric(float64(l.took[n*99/100].Microseconds())/1000, prefix+"p99_ms")
 	return r
 }
 

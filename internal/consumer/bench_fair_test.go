@@ -1,0 +1,453 @@
+package consumer
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/lanegen"
+	"github.com/cairnhq/cairn/internal/summarize/offline"
+	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The fair comparison of the processor with a JetStream baseline (issue
+// 17): the baseline writes what a request needs with the sizes the
+// processor writes, both sides get enough workers to use the machine (and
+// report how many cores they used), the two alternate on fresh servers that
+// each stop after their own loop, and the headline is the median of the
+// pairs' ratios. Run with:
+//
+//	go test -run '^$' -bench 'ProcessorVsBaselineFair|OpsPerRequest' -benchtime 1000x ./internal/consumer
+
+var (
+	fairPairs       = flag.Int("cairn.fair.pairs", 3, "fair benchmark: processor/baseline pairs per lane")
+	fairWorkers     = flag.Int("cairn.fair.workers", benchWorkers, "fair benchmark: processor workers")
+	fairBaseWorkers = flag.Int("cairn.fair.baseworkers", 32, "fair benchmark: baseline workers")
+)
+
+// fairLane is one kind of request the comparison runs.
+type fairLane struct {
+	name string
+	// body is the timed request i of run; its request id is "<run>-<i>" and
+	// its lane fairLaneName(run, i).
+	body func(b *testing.B, run string, i int) []byte
+	// prior, when set, is an untimed request that activates lane i first,
+	// so that the timed request meets an existing head.
+	prior func(b *testing.B, run string, i int) []byte
+}
+
+func fairLaneName(run string, i int) string { return fmt.Sprintf("%s-lane-%d", run, i) }
+
+func fairPriorID(run string, i int) string { return fmt.Sprintf("%s-p-%d", run, i) }
+
+var fairLanes = []fairLane{
+	{name: "events=24", body: func(b *testing.B, run string, i int) []byte {
+		return engineBody(b, fmt.Sprintf("%s-%d", run, i), fairLaneName(run, i), "", 24, nil)
+	}},
+	{name: "generated=100", body: func(b *testing.B, run string, i int) []byte {
+		return lanegen.RequestJSON(lanegen.RequestOptions{
+			Lane:      lanegen.Options{Events: 100, Seed: uint64(i + 1), RunAgentID: fairLaneName(run, i)},
+			RequestID: fmt.Sprintf("%s-%d", run, i),
+		})
+	}},
+	{name: "second_activation", body: func(b *testing.B, run string, i int) []byte {
+		return engineBody(b, fmt.Sprintf("%s-%d", run, i), fairLaneName(run, i), fairPriorID(run, i), 24, nil)
+	}, prior: func(b *testing.B, run string, i int) []byte {
+		return engineBody(b, fairPriorID(run, i), fairLaneName(run, i), "", 24, nil)
+	}},
+}
+
+// fairSizes are the mean sizes, as stored, of what the processor wrote for
+// a request: the lane head without its outbox records, the checkpoint and
+// the activated event.
+type fairSizes struct{ head, checkpoint, activated int }
+
+// fairRun is what one loop measured.
+type fairRun struct {
+	throughput
+	cores float64 // process CPU ÷ wall time
+	sizes fairSizes
+}
+
+// fairBodies builds n bodies with build and their request ids.
+func fairBodies(b *testing.B, n int, id func(int) string, build func(int) []byte) ([][]byte, []string) {
+	bodies, ids := make([][]byte, n), make([]string, n)
+	for i := range n {
+		bodies[i], ids[i] = build(i), id(i)
+	}
+	return bodies, ids
+}
+
+// awaitActivated publishes bodies on js and waits for an activated event of
+// each, observed on nc by event id; it returns the latencies for a report.
+func awaitActivated(b *testing.B, js jetstream.JetStream, nc *nats.Conn, bodies [][]byte, ids []string) *latencies {
+	l := newLatencies(len(ids))
+	sub := observe(b, nc, topology.SubjectActivated, func(m *nats.Msg) {
+		if id, ok := strings.CutSuffix(m.Header.Get(nats.MsgIdHdr), ":"+kindActivated); ok {
+			l.end(id)
+		}
+	})
+	defer func() { _ = sub.Unsubscribe() }()
+	publishAll(b, js, topology.SubjectRequested, bodies, ids, l)
+	l.wait(b)
+	return l
+}
+
+// runFairProcessor runs lane's requests through a processor on a fresh
+// server, stopping both before it returns. The requests are published from
+// a connection of their own, so that the processor's connection carries
+// only its own work.
+func runFairProcessor(b *testing.B, lane fairLane, run string) fairRun {
+	srv := testenv.NATS(b, testenv.Options{})
+	defer srv.Shutdown()
+	e := newEnv(b, benchJetStream(b, srv), 1)
+	e.realEngine = true
+	pub := srv.JetStream(b)
+	r := e.startQuiet(b, benchConfig(*fairWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()))
+	n := b.N
+	if lane.prior != nil {
+		bodies, ids := fairBodies(b, n, func(i int) string { return fairPriorID(run, i) }, func(i int) []byte { return lane.prior(b, run, i) })
+		awaitActivated(b, pub, srv.Conn(b), bodies, ids)
+	}
+	bodies, ids := fairBodies(b, n, func(i int) string { return fmt.Sprintf("%s-%d", run, i) }, func(i int) []byte { return lane.body(b, run, i) })
+	t0, cpu0 := time.Now(), processCPU()
+	l := awaitActivated(b, pub, srv.Conn(b), bodies, ids)
+	elapsed, cpu := time.Since(t0), processCPU()-cpu0
+	r.stop()
+	if err := r.wait(b); err != nil {
+		b.Fatal(err)
+	}
+	return fairRun{throughput: l.measure(elapsed, cpu), cores: cpu.Seconds() / elapsed.Seconds(), sizes: readFairSizes(b, e.js)}
+}
+
+// readFairSizes reads the mean stored sizes from a processor run's streams.
+// The heads bucket keeps one revision per lane, the cleared head.
+func readFairSizes(b *testing.B, js jetstream.JetStream) fairSizes {
+	mean := func(stream string) int {
+		s, err := js.Stream(context.Background(), stream)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := s.CachedInfo().State
+		if st.Msgs == 0 {
+			b.Fatalf("stream %s is empty", stream)
+		}
+		return int(st.Bytes / st.Msgs)
+	}
+	return fairSizes{
+		head:       mean("KV_" + topology.BucketHeads),
+		checkpoint: mean("KV_" + topology.BucketCheckpoints),
+		activated:  mean(topology.StreamEvents),
+	}
+}
+
+// runFairBaseline runs a loop that does the JetStream work a request needs,
+// with the processor's sizes and Cairn's streams and buckets, on a fresh
+// server it stops before returning: consume, read the lane head, insert
+// the checkpoint, write the head by compare-and-swap, publish the
+// activated event, ack. With prior, every lane has a head already.
+func runFairBaseline(b *testing.B, lane fairLane, sizes fairSizes, run string) fairRun {
+	srv := testenv.NATS(b, testenv.Options{})
+	defer srv.Shutdown()
+	js := benchJetStream(b, srv)
+	ctx := context.Background()
+	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	workers := *fairBaseWorkers
+	cons, err := js.CreateOrUpdateConsumer(ctx, topology.StreamRequests, jetstream.ConsumerConfig{Durable: "base", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: workers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := b.N
+	head, cp, activated := bytes.Repeat([]byte("h"), sizes.head), bytes.Repeat([]byte("c"), sizes.checkpoint), bytes.Repeat([]byte("a"), sizes.activated)
+	key := func(i int) string { return "lane." + fairLaneName(run, i) }
+	if lane.prior != nil {
+		for i := range n {
+			if _, err := stores.Checkpoints.Create(ctx, fairPriorID(run, i), cp); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := stores.Heads.Create(ctx, key(i), head); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	fail := func(err error) {
+		if err != nil {
+			b.Error(err)
+		}
+	}
+	work := func(m jetstream.Msg) {
+		id := m.Headers().Get(jetstream.MsgIDHeader)
+		i := 0
+		_, _ = fmt.Sscanf(id[strings.LastIndexByte(id, '-')+1:], "%d", &i)
+		k := key(i)
+		rev := uint64(0)
+		if en, err := stores.Heads.Get(ctx, k); err == nil {
+			rev = en.Revision()
+		}
+		_, err := stores.Checkpoints.Create(ctx, id, cp)
+		fail(err)
+		if rev == 0 {
+			_, err = stores.Heads.Create(ctx, k, head)
+		} else {
+			_, err = stores.Heads.Update(ctx, k, head, rev)
+		}
+		fail(err)
+		_, err = js.Publish(ctx, topology.SubjectActivated, activated, jetstream.WithMsgID(id+":"+kindActivated))
+		fail(err)
+		_ = m.Ack()
+	}
+	stop := fanOut(b, cons, workers, work)
+	bodies, ids := fairBodies(b, n, func(i int) string { return fmt.Sprintf("%s-%d", run, i) }, func(i int) []byte { return lane.body(b, run, i) })
+	t0, cpu0 := time.Now(), processCPU()
+	l := awaitActivated(b, srv.JetStream(b), srv.Conn(b), bodies, ids)
+	elapsed, cpu := time.Since(t0), processCPU()-cpu0
+	stop()
+	return fairRun{throughput: l.measure(elapsed, cpu), cores: cpu.Seconds() / elapsed.Seconds(), sizes: sizes}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// BenchmarkProcessorVsBaselineFair alternates processor and baseline loops
+// (processor, baseline, processor, ...; -cairn.fair.pairs pairs) on each
+// lane. ratio is the median of the pairs' processor req/s ÷ baseline
+// req/s, cpu_ratio the median of their CPU per request processor ÷
+// baseline; the proc_ and base_ figures are medians over the pairs.
+func BenchmarkProcessorVsBaselineFair(b *testing.B) {
+	for _, lane := range fairLanes {
+		b.Run(lane.name, func(b *testing.B) {
+			b.StopTimer() // each loop times itself
+			var ratio, cpuRatio, steadyRatio, procRPS, baseRPS, procCPU, baseCPU, procCores, baseCores []float64
+			for pair := range *fairPairs {
+				proc := runFairProcessor(b, lane, fmt.Sprintf("fp%d", pair))
+				base := runFairBaseline(b, lane, proc.sizes, fmt.Sprintf("fb%d", pair))
+				ratio = append(ratio, proc.rps/base.rps)
+				steadyRatio = append(steadyRatio, proc.steady/base.steady)
+				cpuRatio = append(cpuRatio, float64(proc.cpuPerReq)/float64(base.cpuPerReq))
+				procRPS, baseRPS = append(procRPS, proc.rps), append(baseRPS, base.rps)
+				procCPU, baseCPU = append(procCPU, ms(proc.cpuPerReq)), append(baseCPU, ms(base.cpuPerReq))
+				procCores, baseCores = append(procCores, proc.cores), append(baseCores, base.cores)
+				b.Logf("%s pair %d n=%d: processor %.0f req/s %.3f ms CPU/req %.2f cores; baseline %.0f req/s %.3f ms CPU/req %.2f cores (sizes %+v); ratio %.3f cpu_ratio %.2f",
+					lane.name, pair, b.N, proc.rps, ms(proc.cpuPerReq), proc.cores, base.rps, ms(base.cpuPerReq), base.cores, proc.sizes, ratio[pair], cpuRatio[pair])
+			}
+			b.ReportMetric(median(ratio), "ratio")
+			b.ReportMetric(slices.Min(ratio), "ratio_min")
+			b.ReportMetric(slices.Max(ratio), "ratio_max")
+			b.ReportMetric(median(steadyRatio), "steady_ratio")
+			b.ReportMetric(median(cpuRatio), "cpu_ratio")
+			b.ReportMetric(median(procRPS), "proc_req/s")
+			b.ReportMetric(median(baseRPS), "base_req/s")
+			b.ReportMetric(median(procCPU), "proc_cpu_ms/req")
+			b.ReportMetric(median(baseCPU), "base_cpu_ms/req")
+			b.ReportMetric(median(procCores), "proc_cores")
+			b.ReportMetric(median(baseCores), "base_cores")
+		})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// opTally counts, by kind, the messages Cairn's processor sends to the
+// server while it handles requests, and the bytes of those that a stream
+// or bucket stores (revisions that a later one replaces included).
+type opTally struct {
+	mu    sync.Mutex
+	ops   map[string]int
+	bytes map[string]int
+}
+
+// opKind names the JetStream operation a message seen on subject is, or ""
+// for what is not the processor's work: replies, the benchmark's own
+// requests, the server's advisories. stored says whether a stream keeps
+// the message.
+func opKind(subject string, data []byte) (kind string, stored bool) {
+	switch {
+	case subject == topology.SubjectRequested, strings.HasPrefix(subject, "_INBOX."), strings.HasPrefix(subject, "$JS.EVENT."), strings.HasPrefix(subject, "$SYS."):
+		return "", false
+	case strings.HasPrefix(subject, "$JS.API.DIRECT.GET."):
+		return "get " + strings.TrimPrefix(strings.SplitN(strings.TrimPrefix(subject, "$JS.API.DIRECT.GET."), ".", 2)[0], "KV_"), false
+	case strings.HasPrefix(subject, "$JS.API.CONSUMER.MSG.NEXT."):
+		return "pull request", false
+	case strings.HasPrefix(subject, "$JS.API."):
+		parts := strings.Split(subject, ".")
+		return "api " + strings.Join(parts[2:min(len(parts), 5)], "."), false
+	case strings.HasPrefix(subject, "$JS.ACK."):
+		if len(data) == 0 || string(data) == "+ACK" {
+			return "ack", false
+		}
+		return "ack " + string(data[:min(len(data), 4)]), false
+	case strings.HasPrefix(subject, "$KV."):
+		return "kv put " + strings.SplitN(strings.TrimPrefix(subject, "$KV."), ".", 2)[0], true
+	case strings.HasPrefix(subject, "$O."):
+		return "object put " + strings.SplitN(strings.TrimPrefix(subject, "$O."), ".", 2)[0], true
+	}
+	return "publish " + subject, true
+}
+
+func (t *opTally) tap(m *nats.Msg) {
+	kind, stored := opKind(m.Subject, m.Data)
+	if kind == "" {
+		return
+	}
+	if strings.HasPrefix(m.Reply, "$JS.ACK.") {
+		// A consumer's delivery, which a subscription to every subject
+		// sees under the stored message's subject: the relay's heads
+		// watcher receives each head write this way. It is the
+		// server's work, not an operation of the processor.
+		kind, stored = "(received by a watcher: "+kind+")", false
+	}
+	size := 0
+	if stored {
+		size = len(m.Data)
+		for k, vs := range m.Header {
+			for _, v := range vs {
+				size += len(k) + len(v) + 4 // "k: v\r\n"
+			}
+		}
+	}
+	t.mu.Lock()
+	t.ops[kind]++
+	t.bytes[kind] += size
+	t.mu.Unlock()
+}
+
+// jsz reads the server's account statistics in-process, so that the
+// reading sends nothing a tap or a connection's counters would see.
+func jsz(b *testing.B, srv *testenv.Server) *server.AccountDetail {
+	info, err := srv.Server().Jsz(&server.JSzOptions{Accounts: true, Streams: true})
+	if err != nil || len(info.AccountDetails) != 1 {
+		b.Fatalf("jsz: %v (%d accounts)", err, len(info.AccountDetails))
+	}
+	return info.AccountDetails[0]
+}
+
+// storedBytes is the sum of State.Bytes over every stream but the requests.
+func storedBytes(b *testing.B, srv *testenv.Server) uint64 {
+	var total uint64
+	for _, st := range jsz(b, srv).Streams {
+		if st.Name != topology.StreamRequests {
+			total += st.State.Bytes
+		}
+	}
+	return total
+}
+
+func headsLastSeq(b *testing.B, srv *testenv.Server) uint64 {
+	for _, st := range jsz(b, srv).Streams {
+		if st.Name == "KV_"+topology.BucketHeads {
+			return st.State.LastSeq
+		}
+	}
+	b.Fatal("no heads bucket")
+	return 0
+}
+
+// awaitHeadWrites waits until the heads bucket's stream has had want more
+// writes than at seq0: the head's compare-and-swap and the relay's
+// clearing write per request.
+func awaitHeadWrites(b *testing.B, srv *testenv.Server, seq0, want uint64) {
+	testenv.Eventually(b, 30*time.Second, func() error {
+		if got := headsLastSeq(b, srv) - seq0; got < want {
+			return fmt.Errorf("%d of %d head writes", got, want)
+		}
+		return nil
+	})
+}
+
+// BenchmarkOpsPerRequest counts the processor's JetStream operations and
+// written bytes per request on its happy path, by kind: a subscription to
+// every subject sees each API request, publish, KV write and ack the
+// processor sends, and the processor's connection's OutMsgs gives the
+// total. written_B/req sums the messages that streams and buckets store,
+// revisions later replaced included; stored_B/req is the growth of the
+// streams' State.Bytes (without replaced revisions); body_B/req is the
+// request body.
+func BenchmarkOpsPerRequest(b *testing.B) {
+	for _, lane := range fairLanes {
+		b.Run(lane.name, func(b *testing.B) {
+			b.StopTimer()
+			countOps(b, lane, "ops")
+		})
+	}
+}
+
+func countOps(b *testing.B, lane fairLane, run string) {
+	srv := testenv.NATS(b, testenv.Options{})
+	defer srv.Shutdown()
+	e := newEnv(b, benchJetStream(b, srv), 1)
+	e.realEngine = true
+	pub := srv.JetStream(b)
+	r := e.startQuiet(b, benchConfig(*fairWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()))
+	n := b.N
+	if lane.prior != nil {
+		bodies, ids := fairBodies(b, n, func(i int) string { return fairPriorID(run, i) }, func(i int) []byte { return lane.prior(b, run, i) })
+		awaitActivated(b, pub, srv.Conn(b), bodies, ids)
+		awaitHeadWrites(b, srv, 0, 2*uint64(n))
+	}
+	bodies, ids := fairBodies(b, n, func(i int) string { return fmt.Sprintf("%s-%d", run, i) }, func(i int) []byte { return lane.body(b, run, i) })
+	body := 0
+	for _, x := range bodies {
+		body += len(x)
+	}
+	t := &opTally{ops: map[string]int{}, bytes: map[string]int{}}
+	tapConn := srv.Conn(b)
+	sub := observe(b, tapConn, ">", t.tap)
+	defer func() { _ = sub.Unsubscribe() }()
+	seq0, stored0, conn0 := headsLastSeq(b, srv), storedBytes(b, srv), e.js.Conn().Stats()
+	awaitActivated(b, pub, srv.Conn(b), bodies, ids)
+	awaitHeadWrites(b, srv, seq0, 2*uint64(n))
+	if err := tapConn.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	conn := e.js.Conn().Stats()
+	stored := storedBytes(b, srv) - stored0
+	_ = sub.Unsubscribe()
+	r.stop()
+	if err := r.wait(b); err != nil {
+		b.Fatal(err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	kinds := slices.Sorted(maps.Keys(t.ops))
+	ops, written := 0, 0
+	for _, k := range kinds {
+		if !strings.HasPrefix(k, "(") {
+			ops += t.ops[k]
+		}
+		written += t.bytes[k]
+		b.Logf("%s n=%d %-40s %6.2f /req %8.0f B/req", lane.name, n, k, float64(t.ops[k])/float64(n), float64(t.bytes[k])/float64(n))
+	}
+	per := func(x int) float64 { return float64(x) / float64(n) }
+	// The tap must see what the processor's connection sent, else the
+	// breakdown misses a kind of operation.
+	if out := int(conn.OutMsgs - conn0.OutMsgs); out-ops > n/20 || ops-out > n/20 {
+		b.Errorf("the tap saw %d operations, the processor's connection sent %d messages", ops, out)
+	}
+	b.ReportMetric(per(ops), "ops/req")
+	b.ReportMetric(per(int(conn.OutMsgs-conn0.OutMsgs)), "conn_out_msgs/req")
+	b.ReportMetric(per(t.ops["pull request"]), "pulls/req")
+	b.ReportMetric(per(written), "written_B/req")
+	b.ReportMetric(per(int(stored)), "stored_B/req")
+	b.ReportMetric(per(body), "body_B/req")
+	b.ReportMetric(float64(written)/float64(body), "written_of_body")
+}
