@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"time"
 
+	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -112,12 +111,8 @@ func validateRequestFile(ctx context.Context, o validateOptions, io stdio) int {
 // decoding, validation and plan.
 func validateRequest(ctx context.Context, body []byte, o validateOptions, now time.Time) *validation {
 	v := &validation{RequestID: requestIDHint(body)}
-	env, err := checkEnvelope(body)
+	env, err := consumer.CheckRequest(body, 0)
 	if err != nil {
-		// The processor reports the engine's error for a body both refuse.
-		if _, engineErr := engine.DecodeRequest(body); engineErr != nil {
-			err = engineErr
-		}
 		return v.failed(err)
 	}
 	req, err := engine.DecodeRequest(body)
@@ -127,16 +122,16 @@ func validateRequest(ctx context.Context, body []byte, o validateOptions, now ti
 	if req.Events == nil {
 		if !o.useNATS {
 			v.OK = true
-			v.Notes = append(v.Notes, fmt.Sprintf("the events are in events_object %q: only the envelope and the fields besides events were checked (give --nats-url to read the object)", *env.EventsObject))
+			v.Notes = append(v.Notes, fmt.Sprintf("the events are in events_object %q: only the envelope and the fields besides events were checked (give --nats-url to read the object)", env.EventsObject))
 			return v
 		}
-		if req.Events, err = loadEventsObject(ctx, o, *env.EventsObject); err != nil {
+		if req.Events, err = loadEventsObject(ctx, o, env.EventsObject); err != nil {
 			return v.failed(err)
 		}
 	}
-	if !env.deadline.IsZero() && !now.Before(env.deadline) {
+	if !env.Deadline.IsZero() && !now.Before(env.Deadline) {
 		return v.failed(errcode.WithDetails(errcode.DeadlineExceeded, "the request's deadline passed before it completed",
-			map[string]any{"deadline_at": env.deadline.UTC().Format(time.RFC3339)}))
+			map[string]any{"deadline_at": env.Deadline.UTC().Format(time.RFC3339)}))
 	}
 	return v.plan(ctx, req, now)
 }
@@ -223,115 +218,6 @@ func (v *validation) outcome() string {
 func requestIDHint(body []byte) string {
 	id, _ := requestIDOf(body)
 	return id
-}
-
-// requestEnvelope is the part of a request the processor's pipeline reads
-// before the engine (internal/consumer/envelope.go), checked here the same
-// way: leniently decoded, so that a malformed request still fails with the
-// pipeline's code.
-type requestEnvelope struct {
-	V                   *int            `json:"v"`
-	RequestID           string          `json:"request_id"`
-	ThreadID            string          `json:"thread_id"`
-	RunAgentID          string          `json:"run_agent_id"`
-	CheckpointNamespace string          `json:"checkpoint_namespace"`
-	ParentCheckpointID  *string         `json:"parent_checkpoint_id"`
-	Events              json.RawMessage `json:"events"`
-	EventsObject        *string         `json:"events_object"`
-	DeadlineAt          *string         `json:"deadline_at"`
-	Scope               *struct {
-		Kind string `json:"kind"`
-		ID   string `json:"id"`
-	} `json:"scope"`
-	RehydrationState json.RawMessage `json:"rehydration_state"`
-
-	deadline time.Time
-}
-
-// checkEnvelope makes the pipeline's checks, in its order: a JSON object,
-// the version, the names it puts in keys and subjects, one source of
-// events, a parseable deadline, and a rehydration state that fits the
-// default 1 MiB max_payload.
-func checkEnvelope(body []byte) (*requestEnvelope, error) {
-	var e requestEnvelope
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, errcode.Wrap(errcode.InvalidRequest, "compaction request must be a JSON object", err)
-	}
-	if e.V == nil {
-		return nil, errcode.New(errcode.InvalidRequest, "required compaction request fields are missing")
-	}
-	if *e.V != 1 {
-		return nil, errcode.WithDetails(errcode.UnsupportedVersion, "unsupported request version", map[string]any{"v": *e.V})
-	}
-	if err := e.checkNames(); err != nil {
-		return nil, err
-	}
-	if inline, object := hasValue(e.Events), e.EventsObject != nil; inline == object {
-		rule := "exclusive"
-		if !inline {
-			rule = "required"
-		}
-		return nil, errcode.WithDetails(errcode.InvalidRequest, "exactly one of events and events_object is required",
-			map[string]any{"fields": []any{"events", "events_object"}, "rule": rule})
-	}
-	if e.DeadlineAt != nil {
-		t, err := time.Parse(time.RFC3339, *e.DeadlineAt)
-		if err != nil {
-			return nil, errcode.WithDetails(errcode.InvalidRequest, "deadline_at is not RFC 3339",
-				map[string]any{"field": "deadline_at", "rule": "format", "reason": err.Error()})
-		}
-		e.deadline = t
-	}
-	return &e, checkRehydrationBytes(e.RehydrationState)
-}
-
-func (e *requestEnvelope) checkNames() error {
-	type name struct {
-		field    string
-		value    *string
-		required bool
-	}
-	names := []name{
-		{"request_id", &e.RequestID, true}, {"thread_id", &e.ThreadID, false},
-		{"run_agent_id", &e.RunAgentID, true}, {"checkpoint_namespace", &e.CheckpointNamespace, true},
-		{"parent_checkpoint_id", e.ParentCheckpointID, true}, {"events_object", e.EventsObject, true},
-	}
-	if e.Scope != nil {
-		names = append(names, name{"scope", &e.Scope.Kind, true}, name{"scope", &e.Scope.ID, true})
-	}
-	for _, n := range names {
-		if n.value == nil || (*n.value == "" && !n.required) {
-			continue
-		}
-		if !engine.ValidName(*n.value) {
-			return engine.InvalidName(n.field, "compaction request identities are invalid")
-		}
-	}
-	return nil
-}
-
-func hasValue(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
-}
-
-// maxRehydrationBytes is the processor's bound on rehydration_state under
-// the default 1 MiB max_payload: (max_payload − 320 KiB) / 2, since the
-// stored request holds its checkpoint twice (subjects.md, payload_too_large).
-const maxRehydrationBytes = ((1 << 20) - 320<<10) / 2
-
-func checkRehydrationBytes(raw json.RawMessage) error {
-	// encoding/json stores '<', '>' and '&' as six bytes, U+2028 and
-	// U+2029 as six instead of three.
-	size := int64(len(raw))
-	size += 5 * int64(bytes.Count(raw, []byte("<"))+bytes.Count(raw, []byte(">"))+bytes.Count(raw, []byte("&")))
-	size += 3 * int64(bytes.Count(raw, []byte("\u2028"))+bytes.Count(raw, []byte("\u2029")))
-	if size <= maxRehydrationBytes {
-		return nil
-	}
-	return errcode.WithDetails(errcode.PayloadTooLarge, "rehydration_state exceeds the size Cairn can store",
-		map[string]any{"field": "rehydration_state", "rule": fmt.Sprintf("at most %d bytes encoded: (max_payload − 320 KiB) / 2", maxRehydrationBytes),
-			"bytes": size, "limit": int64(maxRehydrationBytes)})
 }
 
 // maxEventsObjectBytes is the processor's default bound on an events
