@@ -124,13 +124,14 @@ func New(heads, checkpoints jetstream.KeyValue) *Store {
 }
 
 // Head returns the lane's head and its revision, or (nil, 0, nil) for a lane
-// that has none yet.
+// that has none yet. A read that fails transiently, as while the bucket's
+// stream elects a leader, is retried for up to half a minute within ctx.
 func (s *Store) Head(ctx context.Context, lane Lane) (*Head, uint64, error) {
 	key, err := lane.Key()
 	if err != nil {
 		return nil, 0, err
 	}
-	entry, err := s.heads.Get(ctx, key)
+	entry, err := get(ctx, s.heads, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
 	}
@@ -256,13 +257,14 @@ func (s *Store) ReplaceCheckpoint(ctx context.Context, c *Checkpoint) error {
 	return nil
 }
 
-// GetCheckpoint returns the checkpoint stored under id, or (nil, nil).
+// GetCheckpoint returns the checkpoint stored under id, or (nil, nil). It
+// retries transient failures as Head does.
 func (s *Store) GetCheckpoint(ctx context.Context, id string) (*Checkpoint, error) {
 	key, err := IDKey(id)
 	if err != nil {
 		return nil, err
 	}
-	entry, err := s.checkpoints.Get(ctx, key)
+	entry, err := get(ctx, s.checkpoints, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, nil
 	}
