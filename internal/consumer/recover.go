@@ -14,7 +14,10 @@ func recoverPanics(next handler) handler {
 	return func(ctx context.Context, d *delivery) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				e := errcode.New(errcode.Internal, "the processor failed on this request")
+				// details says what failed (the panic's value, which a failed
+				// event bounds); the stack stays in the log, through e.Err.
+				e := errcode.WithDetails(errcode.Internal, "the processor failed on this request",
+					map[string]any{"panic": fmt.Sprint(r)})
 				e.Err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 				err = e
 			}

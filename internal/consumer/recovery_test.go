@@ -79,6 +79,9 @@ func TestUncertainAttemptFailsWhenConfigured(t *testing.T) {
 	if ev.code() != errcode.ProviderAttemptUncertain {
 		t.Fatalf("got %v", ev.Body)
 	}
+	if d := errorDetails(ev); d["attempt"] == nil || d["requested_at"] == nil || d["deadline"] == nil {
+		t.Fatalf("details %v do not name the uncertain attempt", d)
+	}
 	if sum.calls.Load() != 0 {
 		t.Fatal("model called again under OnUncertain=fail")
 	}

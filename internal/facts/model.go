@@ -134,7 +134,7 @@ type reply struct {
 // member of the wrong type, more than 64 facts) is a bad_reply error.
 func Parse(text string) ([]Candidate, error) {
 	if len(text) > maxReplyBytes {
-		return nil, badReply("the reply is over %d bytes", maxReplyBytes)
+		return nil, badReply(map[string]any{"rule": "size", "bytes": len(text), "limit": maxReplyBytes}, "the reply is over %d bytes", maxReplyBytes)
 	}
 	text = strings.TrimSpace(text)
 	if facts, err := decodeReply(text); err == nil {
@@ -155,11 +155,13 @@ func Parse(text string) ([]Candidate, error) {
 			return facts, nil
 		}
 	}
-	return nil, badReply("the reply holds no JSON object with a \"facts\" list")
+	return nil, badReply(map[string]any{"rule": "facts", "json_objects_tried": starts}, "the reply holds no JSON object with a \"facts\" list")
 }
 
-func badReply(format string, args ...any) error {
-	return errcode.WithDetails(errcode.HarvestBadReply, fmt.Sprintf(format, args...), map[string]any{})
+// badReply is a harvest model's reply Cairn cannot use; details say which
+// rule it broke.
+func badReply(details map[string]any, format string, args ...any) error {
+	return errcode.WithDetails(errcode.HarvestBadReply, fmt.Sprintf(format, args...), details)
 }
 
 // decodeReply decodes s as exactly one reply object.

@@ -199,3 +199,18 @@ func TestWorkerRoutesTenantToModel(t *testing.T) {
 		t.Fatalf("the model did not get the transcript: %q", user)
 	}
 }
+
+// A reply Cairn cannot use says which rule it broke.
+func TestBadReplyNamesTheRule(t *testing.T) {
+	cases := map[string]string{
+		strings.Repeat("x", maxReplyBytes+1): "size",
+		"no facts here, only {\"a\": 1}":     "facts",
+	}
+	for reply, rule := range cases {
+		_, err := Parse(reply)
+		e := errcode.As(err)
+		if e == nil || e.Code != errcode.HarvestBadReply || e.Details["rule"] != rule {
+			t.Errorf("Parse(%.30q) = %v, want bad_reply with rule %s", reply, err, rule)
+		}
+	}
+}
