@@ -24,7 +24,7 @@ func TestNewInputEventHashesMatchTheContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Vectors of the compaction contract, section 3.5.
+	// Hash vectors of docs/canonical-json.md.
 	if want := "b1e4ff039f83558a6feec68fee9cd5148af0eb44508c4ab90aa8cf0730453f94"; ev.ProvenanceSHA256 != want {
 		t.Errorf("provenance_sha256 = %s, want %s", ev.ProvenanceSHA256, want)
 	}
