@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,5 +186,154 @@ func TestReadSurvivesStreamLeaderLoss(t *testing.T) {
 			}
 			t.Logf("read the rest in %s after the leader stopped", time.Since(began))
 		})
+	}
+}
+
+// watchedJS is a real JetStream handle that counts the stream lookups and
+// the ordered consumers of a read, and whose first consumer's iterator
+// hangs after hangAfter messages (0: never) until it is stopped, as an
+// iterator does that waits for a pull the dead node held.
+type watchedJS struct {
+	jetstream.JetStream
+	hangAfter int
+
+	mu                 sync.Mutex
+	lookups, consumers int
+}
+
+func (w *watchedJS) counts() (lookups, consumers int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lookups, w.consumers
+}
+
+func (w *watchedJS) Stream(ctx context.Context, name string) (jetstream.Stream, error) {
+	w.mu.Lock()
+	w.lookups++
+	w.mu.Unlock()
+	return w.JetStream.Stream(ctx, name)
+}
+
+func (w *watchedJS) OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
+	c, err := w.JetStream.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.consumers++
+	if w.consumers == 1 && w.hangAfter > 0 {
+		return &hangingConsumer{Consumer: c, after: w.hangAfter}, nil
+	}
+	return c, nil
+}
+
+type hangingConsumer struct {
+	jetstream.Consumer
+	after int
+}
+
+func (c *hangingConsumer) Messages(opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, error) {
+	it, err := c.Consumer.Messages(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &hangingIter{MessagesContext: it, left: c.after, stopped: make(chan struct{})}, nil
+}
+
+type hangingIter struct {
+	jetstream.MessagesContext
+	left    int
+	once    sync.Once
+	stopped chan struct{}
+}
+
+func (it *hangingIter) Next(opts ...jetstream.NextOpt) (jetstream.Msg, error) {
+	if it.left == 0 {
+		<-it.stopped
+		return nil, jetstream.ErrMsgIteratorClosed
+	}
+	it.left--
+	return it.MessagesContext.Next(opts...)
+}
+
+func (it *hangingIter) Stop() {
+	it.once.Do(func() { close(it.stopped) })
+	it.MessagesContext.Stop()
+}
+
+// A finite read whose iterator stops delivering while messages remain
+// goes on through a new consumer after the last message it delivered,
+// without a duplicate or a gap.
+func TestReadReplacesAStalledIterator(t *testing.T) {
+	defer streamread.SetStall(time.Second)()
+	c := newCluster(t, messages)
+	js := &watchedJS{JetStream: c.Node(c.Follower(t, stream)).JetStream(t), hangAfter: messages / 4}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var r reader
+	o := streamread.Options{Stream: stream, Config: jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}}
+	err := streamread.Read(ctx, js, o, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+		r.see(msg, md)
+		return nil
+	})
+	if err != nil || len(r.seqs) != messages || r.err != nil {
+		t.Fatalf("Read = %v after %d of %d messages (%v)", err, len(r.seqs), messages, r.err)
+	}
+	if _, n := js.counts(); n != 2 {
+		t.Fatalf("%d consumers, want 2", n)
+	}
+	t.Logf("longest wait between messages %s", r.longest)
+}
+
+// A follow that receives nothing keeps its consumer while the stream holds
+// nothing new, and replaces it once when the stream moves on with messages
+// its filter leaves out, then keeps that one.
+func TestIdleFollowKeepsItsConsumer(t *testing.T) {
+	defer streamread.SetStall(200 * time.Millisecond)()
+	c := newCluster(t, 2)
+	js := &watchedJS{JetStream: c.Node(c.Follower(t, stream)).JetStream(t)}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	got := make(chan uint64, 1)
+	go func() {
+		o := streamread.Options{Stream: stream, Follow: true, Config: jetstream.OrderedConsumerConfig{FilterSubjects: []string{"read.a"}, DeliverPolicy: jetstream.DeliverNewPolicy}}
+		done <- streamread.Read(ctx, js, o, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+			got <- md.Sequence.Stream
+			return errors.New("enough")
+		})
+	}()
+	// Each stall past the first lookup is one more lookup.
+	waitLookups := func(n int) {
+		t.Helper()
+		from, _ := js.counts()
+		testenv.Eventually(t, 20*time.Second, func() error {
+			if l, _ := js.counts(); l < from+n {
+				return fmt.Errorf("%d stream lookups", l-from)
+			}
+			return nil
+		})
+	}
+	consumers := func(want int) {
+		t.Helper()
+		if _, n := js.counts(); n != want {
+			t.Fatalf("%d consumers, want %d", n, want)
+		}
+	}
+	waitLookups(3)
+	consumers(1)
+	pub := c.JetStream(t)
+	publish(t, pub, 3, 1) // read.b, left out by the filter
+	waitLookups(3)
+	consumers(2)
+	waitLookups(3)
+	consumers(2)
+	publish(t, pub, 4, 1) // read.a
+	if seq := <-got; seq != 4 {
+		t.Fatalf("follow delivered sequence %d first, want 4", seq)
+	}
+	if err := <-done; err == nil || err.Error() != "enough" {
+		t.Fatalf("follow = %v", err)
 	}
 }
