@@ -1,0 +1,72 @@
+package lanegen
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/summarize/offline"
+)
+
+// A request naming a tokenizer is counted with it and keeps the window and
+// thresholds of the lane in bytes, so the engine makes the plan it makes in
+// bytes: the same outcome, and when compacted the same tail.
+func TestTokenizerKeepsTheBytesPlan(t *testing.T) {
+	for _, events := range []int{24, 100} {
+		for seed := uint64(1); seed <= 12; seed++ {
+			o := RequestOptions{Lane: Options{Events: events, Seed: seed}}
+			inBytes, counted := Request(o), Request(RequestOptions{Lane: o.Lane, Tokenizer: "o200k_base"})
+			if counted["model_profile"].(map[string]any)["tokenizer"] != "o200k_base" {
+				t.Fatalf("profile %v names no tokenizer", counted["model_profile"])
+			}
+			delete(counted["model_profile"].(map[string]any), "tokenizer")
+			if !reflect.DeepEqual(counted["model_profile"], inBytes["model_profile"]) || !reflect.DeepEqual(counted["policy"], inBytes["policy"]) {
+				t.Fatalf("%d events, seed %d: profile %v policy %v, in bytes %v %v", events, seed,
+					counted["model_profile"], counted["policy"], inBytes["model_profile"], inBytes["policy"])
+			}
+			b, bErr := compactGenerated(t, o)
+			o.Tokenizer = "o200k_base"
+			c, cErr := compactGenerated(t, o)
+			if errcode.Code(bErr) != errcode.Code(cErr) {
+				t.Fatalf("%d events, seed %d: in bytes %v, with o200k_base %v", events, seed, bErr, cErr)
+			}
+			if bErr != nil {
+				continue
+			}
+			if counter := c.Checkpoint.ToMap()["accounting_counter"]; counter != "o200k_base" {
+				t.Fatalf("%d events, seed %d: counted with %v", events, seed, counter)
+			}
+			if c.Status != b.Status || c.RetainedEventCount != b.RetainedEventCount {
+				t.Errorf("%d events, seed %d: o200k_base %s keeping %d, bytes %s keeping %d", events, seed, c.Status, c.RetainedEventCount, b.Status, b.RetainedEventCount)
+			}
+		}
+	}
+}
+
+// WindowInTokens sizes the window from the lane's count in the tokenizer's
+// encoding: the lane fills about Fill of it as the engine counts it.
+func TestWindowInTokensFillsTheWindowInTokens(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		o := RequestOptions{Lane: Options{Events: 100, Seed: seed}, Tokenizer: "o200k_base", WindowInTokens: true}
+		res, err := compactGenerated(t, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		window := Request(o)["model_profile"].(map[string]any)["max_input_tokens"].(int64)
+		if fill := float64(res.TokensBefore) / float64(window); fill < 0.85 || fill > 0.95 {
+			t.Errorf("seed %d: the lane's %d tokens fill %.2f of a %d-token window, want about 0.9", seed, res.TokensBefore, fill, window)
+		}
+	}
+}
+
+func compactGenerated(t *testing.T, o RequestOptions) (*engine.Result, error) {
+	t.Helper()
+	req, err := engine.DecodeRequest(RequestJSON(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.Compact(context.Background(), req, offline.New(offline.DefaultOptions()), time.Unix(1_800_000_000, 0))
+}
