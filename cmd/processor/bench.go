@@ -18,10 +18,12 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/pause"
+	"github.com/cairnhq/cairn/internal/tokens"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -41,6 +43,9 @@ type benchConfig struct {
 	rate         float64
 	timeout      time.Duration
 	natsURL      string
+	// tokenizer is every request's model_profile.tokenizer ("" for none:
+	// budgeted in bytes).
+	tokenizer string
 }
 
 // benchReport is the outcome of one run.
@@ -51,19 +56,30 @@ type benchReport struct {
 	Failed    int `json:"failed"`
 	// Outcomes counts the outcomes other than activated by skip reason or
 	// error code ("skipped:<reason>", "failed:<code>").
-	Outcomes      map[string]int `json:"outcomes,omitempty"`
-	Workers       int            `json:"workers"`
-	Commits       int            `json:"commit_concurrency"`
-	Rate          float64        `json:"publish_rate,omitempty"`
-	ModelLatency  time.Duration  `json:"model_latency_ns"`
-	LatencySpread time.Duration  `json:"model_latency_spread_ns,omitempty"`
-	Elapsed       time.Duration  `json:"elapsed_ns"`
-	PerSecond     float64        `json:"requests_per_second"`
+	Outcomes map[string]int `json:"outcomes,omitempty"`
+	// Statuses counts the activated outcomes by status (pruned, compacted).
+	Statuses map[string]int `json:"activated_status,omitempty"`
+	// Tokenizer is the requests' model_profile.tokenizer, Window the
+	// smallest and largest max_input_tokens they were given.
+	Tokenizer     string        `json:"tokenizer,omitempty"`
+	Window        [2]int64      `json:"max_input_tokens"`
+	Workers       int           `json:"workers"`
+	Commits       int           `json:"commit_concurrency"`
+	Rate          float64       `json:"publish_rate,omitempty"`
+	ModelLatency  time.Duration `json:"model_latency_ns"`
+	LatencySpread time.Duration `json:"model_latency_spread_ns,omitempty"`
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	PerSecond     float64       `json:"requests_per_second"`
 	// SteadyPerSecond leaves out the first and last tenth of completions
 	// (ramp-up and tail): the rate while every worker is busy.
 	SteadyPerSecond float64       `json:"steady_requests_per_second"`
 	P50, P99        time.Duration `json:"-"`
 	P50ms, P99ms    float64
+	// CPUSeconds is the process's user + system CPU from the first publish
+	// to the last outcome (embedded server, processor and publisher; not the
+	// lanes' generation); 0 where /proc is not there to read it.
+	CPUSeconds      float64   `json:"cpu_seconds"`
+	CPUPerRequestMs float64   `json:"cpu_per_request_ms"`
 	RSSSamplesMiB   []float64 `json:"rss_mib"`
 	// Heap samples the Go runtime's view of memory at the same instants as
 	// RSSSamplesMiB: what the resident size is made of.
@@ -130,6 +146,7 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	fs.Float64Var(&c.rate, "rate", 0, "publish this many requests per second, each generated as it is sent (a sustained run, for memory over time); 0 publishes all at once")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "give up after this long")
 	fs.StringVar(&c.natsURL, "nats-url", "", "run against this NATS server instead of an embedded one, so that the resident memory reported is the processor's alone")
+	fs.StringVar(&c.tokenizer, "tokenizer", "", "name this tokenizer as every request's model_profile.tokenizer (o200k_base, cl100k_base, gpt-4o, ...), so the processor counts tokens; window and thresholds stay those of the lane in bytes, so the plan is the same. Empty: none named, budgeted in bytes")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if ok, code := parseFlags(fs, args, nil); !ok {
 		return code
@@ -154,10 +171,17 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	}
 	fmt.Fprintf(io.out, "%d requests (%d events each), %d workers (%d committing at once), model latency %s%s\n",
 		report.Requests, c.events, report.Workers, report.Commits, report.ModelLatency, spread)
+	fmt.Fprintf(io.out, "  %s, max_input_tokens %s\n", describeTokenizer(c.tokenizer), formatWindow(report.Window))
 	fmt.Fprintf(io.out, "  activated %d, skipped %d, failed %d in %s: %.1f requests/s (steady, 10th to 90th percentile of completions: %.1f)\n",
 		report.Activated, report.Skipped, report.Failed, report.Elapsed.Round(time.Millisecond), report.PerSecond, report.SteadyPerSecond)
+	if len(report.Statuses) > 0 {
+		fmt.Fprintf(io.out, "  activated: %s\n", formatOutcomes(report.Statuses))
+	}
 	if len(report.Outcomes) > 0 {
 		fmt.Fprintf(io.out, "  not activated: %s\n", formatOutcomes(report.Outcomes))
+	}
+	if report.CPUSeconds > 0 {
+		fmt.Fprintf(io.out, "  process CPU (user + system, first publish to last outcome): %.2f s, %.2f ms per request\n", report.CPUSeconds, report.CPUPerRequestMs)
 	}
 	fmt.Fprintf(io.out, "  publish → activated latency: p50 %.1f ms, p99 %.1f ms\n", report.P50ms, report.P99ms)
 	if c.modelLatency > 0 {
@@ -184,11 +208,11 @@ func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport,
 	for i := range ids {
 		ids[i] = fmt.Sprintf("bench-%s-%d", run, i)
 	}
+	window := [2]int64{math.MaxInt64, 0}
 	body := func(i int) []byte {
-		return lanegen.RequestJSON(lanegen.RequestOptions{
-			RequestID: ids[i],
-			Lane:      lanegen.Options{Events: c.events, Seed: uint64(i + 1), RunAgentID: fmt.Sprintf("bench-agent-%s-%d", run, i)},
-		})
+		b, limit := benchRequest(c, ids[i], uint64(i+1), fmt.Sprintf("bench-agent-%s-%d", run, i))
+		window = [2]int64{min(window[0], limit), max(window[1], limit)}
+		return b
 	}
 	if c.rate == 0 {
 		// All at once: generate first, so the run times only Cairn.
@@ -228,7 +252,46 @@ func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport,
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 	fmt.Fprintf(progress, "publishing %d requests ...\n", c.requests)
-	return measure(ctx, js, c, ids, body)
+	report, err := measure(ctx, js, c, ids, body)
+	report.Tokenizer, report.Window = c.tokenizer, window
+	return report, err
+}
+
+// benchRequest is request id's body and the max_input_tokens its profile
+// was given. A tokenizer keeps the window and thresholds of the lane in
+// bytes: against the window the engine's fixed reserves then weigh as they
+// do in bytes and it makes the same plan (lanegen.RequestOptions.Tokenizer),
+// so a run with one and a run without differ only in counting.
+func benchRequest(c benchConfig, id string, seed uint64, agent string) ([]byte, int64) {
+	req := lanegen.Request(lanegen.RequestOptions{
+		RequestID: id,
+		Lane:      lanegen.Options{Events: c.events, Seed: seed, RunAgentID: agent},
+		Tokenizer: c.tokenizer,
+	})
+	b, err := canonical.Encode(req)
+	if err != nil {
+		panic(fmt.Sprintf("processor bench: a generated request is not JSON: %v", err))
+	}
+	limit, _ := req["model_profile"].(map[string]any)["max_input_tokens"].(int64)
+	return b, limit
+}
+
+func describeTokenizer(name string) string {
+	switch _, known := tokens.Lookup(name); {
+	case name == "":
+		return "no tokenizer named (budgeted in UTF-8 bytes)"
+	case known:
+		return fmt.Sprintf("tokenizer %s counts (window and thresholds those of the lane in bytes, for the same plan)", name)
+	default:
+		return fmt.Sprintf("tokenizer %s, unknown to Cairn, estimates (window and thresholds those of the lane in bytes)", name)
+	}
+}
+
+func formatWindow(w [2]int64) string {
+	if w[0] == w[1] {
+		return strconv.FormatInt(w[0], 10)
+	}
+	return fmt.Sprintf("%d–%d", w[0], w[1])
 }
 
 // measure publishes every request, at once or at c.rate, and times each
@@ -243,6 +306,7 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	rss := newRSSSampler()
 	defer rss.stop()
 
+	cpu0, cpuOK := processCPU()
 	start := time.Now()
 	followCtx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
@@ -282,6 +346,10 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 		return report, fmt.Errorf("waiting for outcomes: %w (%d of %d arrived)", err, len(latencies), len(ids))
 	}
 	report.Elapsed = time.Since(start)
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		report.CPUSeconds = cpu1 - cpu0
+		report.CPUPerRequestMs = math.Round(report.CPUSeconds/float64(len(ids))*1e6) / 1e3
+	}
 	report.PerSecond = float64(len(ids)) / report.Elapsed.Seconds()
 	report.SteadyPerSecond = steadyRate(ended, report.PerSecond)
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
@@ -390,6 +458,25 @@ func (s *rssSampler) stop() ([]float64, []heapSample) {
 	return append([]float64(nil), s.samples...), append([]heapSample(nil), s.heap...)
 }
 
+// processCPU reads the process's user + system CPU seconds from /proc
+// (Linux only): utime and stime, fields 14 and 15 of /proc/self/stat, in
+// clock ticks of 1/100 s.
+func processCPU() (float64, bool) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name, field 2, is in parentheses and may hold spaces.
+	_, rest, found := strings.Cut(string(b), ") ")
+	fields := strings.Fields(rest)
+	if !found || len(fields) < 13 {
+		return 0, false
+	}
+	user, err1 := strconv.ParseFloat(fields[11], 64)
+	system, err2 := strconv.ParseFloat(fields[12], 64)
+	return (user + system) / 100, err1 == nil && err2 == nil
+}
+
 // residentMiB reads VmRSS from /proc (Linux only).
 func residentMiB() (float64, bool) {
 	b, err := os.ReadFile("/proc/self/status")
@@ -422,6 +509,10 @@ func (r *benchReport) count(ev events.Event) {
 	switch {
 	case ev.Activated != nil:
 		r.Activated++
+		if r.Statuses == nil {
+			r.Statuses = map[string]int{}
+		}
+		r.Statuses[ev.Activated.Status]++
 		return
 	case ev.Skipped != nil:
 		r.Skipped++
