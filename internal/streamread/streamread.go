@@ -84,14 +84,15 @@ var stall = 15 * time.Second
 // ctx.Err()) or fn returns an error (which Read returns). Nothing is
 // acknowledged, and the server removes the consumer soon after the read.
 //
-// The iterator recovers on its own from most losses, but not from all on
-// a cluster that lost a node: its consumer re-creation reuses one name,
-// which the cluster may have placed on the dead node (every retry then
-// times out or finds the consumer offline), and it may wait without end
-// for a pull that the dead node held. So the iterator makes one attempt
-// per re-creation, and Read starts a new ordered consumer, under a new
-// name, after the last message it delivered, when the iterator fails or
-// stalls: no message for a while although the stream has moved on.
+// The iterator recovers on its own from most losses, but not in time on a
+// cluster that lost a node: nats.go retries a re-creation under the same
+// consumer name, waiting up to 10 s for each attempt and up to 10 s between
+// them, and the cluster may have placed that name on the dead node, so
+// that every retry times out or finds the consumer offline. So the
+// iterator makes one attempt per re-creation, and Read starts a new
+// ordered consumer, under a new name, after the last message it
+// delivered, when the iterator fails or stalls (no message for a while
+// although the stream holds messages the read has not passed).
 func Read(ctx context.Context, js Source, o Options, fn func(jetstream.Msg, *jetstream.MsgMetadata) error) error {
 	str, err := js.Stream(ctx, o.Stream)
 	if err != nil {
