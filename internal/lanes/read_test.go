@@ -13,9 +13,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// A read of a bucket whose stream is gone for a moment, as when the node
-// leading it dies, is retried until the stream is back: the server answers
-// "no responders" meanwhile.
+// A read of a bucket that no server answers for a moment, as while the
+// node leading its stream is lost, is retried until one does: here the
+// bucket's direct reads are turned off, so the server answers "no
+// responders" meanwhile, as it did in a cluster that lost a node.
 func TestReadsRetryWhileTheBucketIsAway(t *testing.T) {
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -27,28 +28,35 @@ func TestReadsRetryWhileTheBucketIsAway(t *testing.T) {
 	s := New(stores.Heads, stores.Checkpoints)
 	lane := Lane{"agent", "main"}
 	c := &Checkpoint{ID: "c1", Hash: "h1", Generation: 1, Body: []byte(`{"id":"c1"}`)}
-	restore := func() error {
-		back, err := topology.Ensure(ctx, js, topology.DefaultOptions())
-		if err != nil {
-			return err
-		}
-		if err := New(back.Heads, back.Checkpoints).PutCheckpoint(ctx, c); err != nil {
-			return err
-		}
-		_, err = New(back.Heads, back.Checkpoints).Advance(ctx, lane, 0, &Head{Lane: lane, CheckpointID: c.ID, Generation: 1})
-		return err
+	if err := s.PutCheckpoint(ctx, c); err != nil {
+		t.Fatal(err)
 	}
-	for _, bucket := range []string{topology.BucketCheckpoints, topology.BucketHeads} {
-		if err := js.DeleteKeyValue(ctx, bucket); err != nil {
-			t.Fatal(err)
+	if _, err := s.Advance(ctx, lane, 0, &Head{Lane: lane, CheckpointID: c.ID, Generation: 1}); err != nil {
+		t.Fatal(err)
+	}
+	direct := func(on bool) error {
+		for _, bucket := range []string{topology.BucketCheckpoints, topology.BucketHeads} {
+			str, err := js.Stream(ctx, "KV_"+bucket)
+			if err != nil {
+				return err
+			}
+			cfg := str.CachedInfo().Config
+			cfg.AllowDirect = on
+			if _, err := js.UpdateStream(ctx, cfg); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	if err := direct(false); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := stores.Checkpoints.Get(ctx, "c1"); !errors.Is(err, nats.ErrNoResponders) {
-		t.Fatalf("a read of a deleted bucket gave %v, not no responders", err)
+		t.Fatalf("a read with direct reads off gave %v, not no responders", err)
 	}
 	// The outage lasts a fixed while: what is tested is the read during it.
 	restored := make(chan error, 1)
-	time.AfterFunc(300*time.Millisecond, func() { restored <- restore() })
+	time.AfterFunc(300*time.Millisecond, func() { restored <- direct(true) })
 
 	got, err := s.GetCheckpoint(ctx, c.ID)
 	if err != nil || got == nil || got.Hash != c.Hash {
@@ -57,8 +65,15 @@ func TestReadsRetryWhileTheBucketIsAway(t *testing.T) {
 	if err := <-restored; err != nil {
 		t.Fatal(err)
 	}
+	if err := direct(false); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(300*time.Millisecond, func() { restored <- direct(true) })
 	if h, _, err := s.Head(ctx, lane); err != nil || h == nil || h.CheckpointID != c.ID {
-		t.Fatalf("head: %+v, %v", h, err)
+		t.Fatalf("head read across the outage: %+v, %v", h, err)
+	}
+	if err := <-restored; err != nil {
+		t.Fatal(err)
 	}
 }
 
