@@ -51,6 +51,7 @@ func CompactCounting(ctx context.Context, req *Request, s Summarizer, now time.T
 	c := &compaction{ctx: ctx, req: req, policy: req.Policy, summarizer: s, renderer: renderer, now: now}
 	if req.ModelProfile.Tokenizer != nil { // the views' token counts are wanted
 		c.counts = newViewCounts(counts, len(req.Events))
+		c.counts.laneView = c.laneView
 	}
 	defer c.releaseViews()
 	return c.run()
@@ -213,7 +214,7 @@ func (c *compaction) tailBudget() int64 {
 // tryPrune returns a pruned Result when projection alone releases enough
 // (docs/request.md, "Tool output projection"), else nil.
 func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
-	if len(c.manifest) == 0 {
+	if len(c.manifest) == 0 || c.pruneCannotReclaim() {
 		return nil, nil
 	}
 	projected := make([]InputEvent, 0, len(c.req.Events))
@@ -233,6 +234,16 @@ func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
 		return nil, err
 	}
 	return c.result(StatusPruned, cp, projected, after, nil), nil
+}
+
+// pruneCannotReclaim reports whether no projected lane can reclaim
+// minimum_prune_reclaim_tokens, whatever it counts: a later budget has no
+// usage floor or baseline, so it is never below zero. Then canonical_v1
+// need not render and count the projected lane at all. Another renderer
+// still renders it, so that its failures stay where they were.
+func (c *compaction) pruneCannotReclaim() bool {
+	_, canonical := c.renderer.(canonicalRenderer)
+	return canonical && c.before.EstimatedTokens < c.policy.MinimumPruneReclaimTokens
 }
 
 // outputAllowance returns the summary's output tokens and the input budget
@@ -651,13 +662,13 @@ func (c *compaction) renderCanonical(sem *semantic.Semantic, events []InputEvent
 	b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(events)), sem, len(events),
 		func(dst []byte, j int) ([]byte, error) {
 			start := len(dst)
-			dst, err := c.appendEventView(dst, &events[j], first+j)
+			dst, marks, err := c.appendEventView(dst, &events[j], first+j)
 			if views != nil {
-				index := first + j
+				index, copyOf := first+j, -1
 				if c.isProjected(index) {
-					index = -1
+					index, copyOf = -1, index
 				}
-				views[j] = viewSpan{start: start, end: len(dst), event: &events[j], index: index}
+				views[j] = viewSpan{start: start, end: len(dst), event: &events[j], index: index, copyOf: copyOf, marks: marks}
 			}
 			return dst, err
 		})
@@ -688,16 +699,31 @@ func (c *compaction) releaseViews() {
 func (c *compaction) isProjected(i int) bool { return i < len(c.projected) && c.projected[i] }
 
 // appendEventView appends the canonical view of e, the lane's event i as
-// this compaction holds it: its encoded view unless projection replaced it.
-func (c *compaction) appendEventView(dst []byte, e *InputEvent, i int) ([]byte, error) {
+// this compaction holds it, and the view's marks: its encoded view unless
+// projection replaced it.
+func (c *compaction) appendEventView(dst []byte, e *InputEvent, i int) ([]byte, viewMarks, error) {
+	var marks viewMarks
 	if c.isProjected(i) {
-		return appendView(dst, e)
+		dst, err := appendMarkedView(dst, e, &marks)
+		return dst, marks, err
 	}
-	view, err := c.laneViews().view(i)
+	lv := c.laneViews()
+	view, err := lv.view(i)
 	if err != nil {
-		return dst, err
+		return dst, marks, err
 	}
-	return append(dst, view...), nil
+	return append(dst, view...), lv.marks[i], nil
+}
+
+// laneView is the lane's event i's encoded view and its marks (nil when
+// it has none), for counting its projected copy.
+func (c *compaction) laneView(i int) ([]byte, viewMarks) {
+	lv := c.laneViews()
+	view, err := lv.view(i)
+	if err != nil {
+		return nil, viewMarks{}
+	}
+	return view, lv.marks[i]
 }
 
 // eventTokens is e.EstimatedTokens() for e, the lane's event i as this

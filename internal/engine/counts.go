@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/cairnhq/cairn/internal/tokens"
@@ -42,20 +43,39 @@ func keyOf(c counter, e *InputEvent) viewKey {
 
 // viewSpan is where the canonical view of event sits in a rendering;
 // index is the event's position in the request's lane when the view is
-// the lane event's own (not a projection of it), else -1.
+// the lane event's own (not a projection of it), else -1; copyOf is the
+// lane position of the event a projected view replaces, else -1; marks
+// are the view's (zero when not known).
 type viewSpan struct {
 	start, end int
 	event      *InputEvent
 	index      int
+	copyOf     int
+	marks      viewMarks
 }
 
 // viewCounts are the view counts of one compaction: the caller's cache,
 // and the counts already used in this compaction by lane position, so
 // that the views every budget of a compaction measures again are looked
-// up once.
+// up once. kept holds, by lane position, the counts of the parts of a
+// view that projection keeps, so that a projected copy counts only what
+// projection replaced; lane returns the lane view at a position (nil
+// when it has none) to check that the copy's kept parts are its bytes.
+// counted is the bytes handed to the counter.
 type viewCounts struct {
-	cache *CountCache
-	lane  []int64 // by lane position; -1 until counted
+	cache    *CountCache
+	lane     []int64 // by lane position; -1 until counted
+	kept     []keptCounts
+	laneView func(i int) ([]byte, viewMarks)
+	counted  int64
+}
+
+// keptCounts are the counts of the two parts of a view that its projected
+// copy shares: from the view's first key to content, and from event_id to
+// tool.
+type keptCounts struct {
+	head, middle int64
+	ok           bool
 }
 
 func newViewCounts(cache *CountCache, events int) *viewCounts {
@@ -63,7 +83,15 @@ func newViewCounts(cache *CountCache, events int) *viewCounts {
 	for i := range lane {
 		lane[i] = -1
 	}
-	return &viewCounts{cache: cache, lane: lane}
+	return &viewCounts{cache: cache, lane: lane, kept: make([]keptCounts, events)}
+}
+
+// text counts text that is no view (the framing between views).
+func (vc *viewCounts) text(c counter, text []byte) int64 {
+	if vc != nil {
+		vc.counted += int64(len(text))
+	}
+	return c.count(text)
 }
 
 // count returns the count of inner, the view v without its braces.
@@ -71,14 +99,74 @@ func (vc *viewCounts) count(c counter, v viewSpan, inner []byte) int64 {
 	if vc == nil {
 		return c.count(inner)
 	}
-	if v.index >= 0 && v.index < len(vc.lane) && vc.lane[v.index] >= 0 {
+	own := v.index >= 0 && v.index < len(vc.lane)
+	if own && vc.lane[v.index] >= 0 {
 		return vc.lane[v.index]
 	}
-	n := vc.cache.count(c, v.event, inner)
-	if v.index >= 0 && v.index < len(vc.lane) {
+	n, ok := vc.cache.get(c, v.event)
+	if !ok {
+		n = vc.countView(c, v, inner)
+		vc.cache.put(c, v.event, n)
+	}
+	if own {
 		vc.lane[v.index] = n
 	}
 	return n
+}
+
+// countView counts inner part by part: the parts projection keeps and the
+// parts it replaces, split where every counter splits (tokens.SplitsAt),
+// so the sum is the count of inner. A lane view's kept parts' counts are
+// remembered; a projected copy takes them when its kept parts are the
+// lane view's bytes.
+func (vc *viewCounts) countView(c counter, v viewSpan, inner []byte) int64 {
+	parts, ok := splitView(inner, v.marks)
+	if !ok {
+		return vc.text(c, inner)
+	}
+	kept, shared := vc.keptOf(v.copyOf, parts)
+	if !shared {
+		kept = keptCounts{head: vc.text(c, parts[0]), middle: vc.text(c, parts[2]), ok: true}
+	}
+	if v.index >= 0 && v.index < len(vc.kept) {
+		vc.kept[v.index] = kept
+	}
+	return kept.head + vc.text(c, parts[1]) + kept.middle + vc.text(c, parts[3])
+}
+
+// keptOf returns the kept parts' counts of the lane view at position i
+// when parts, a projected copy's, keep that view's bytes.
+func (vc *viewCounts) keptOf(i int, parts [4][]byte) (keptCounts, bool) {
+	if i < 0 || i >= len(vc.kept) || !vc.kept[i].ok || vc.laneView == nil {
+		return keptCounts{}, false
+	}
+	view, marks := vc.laneView(i)
+	if len(view) < len(`{"}`) {
+		return keptCounts{}, false
+	}
+	orig, ok := splitView(view[len(`{"`):len(view)-len(`}`)], marks)
+	if !ok || !bytes.Equal(orig[0], parts[0]) || !bytes.Equal(orig[2], parts[2]) {
+		return keptCounts{}, false
+	}
+	return vc.kept[i], true
+}
+
+// splitView splits inner, a view without its braces, at the view's marks
+// into its parts: up to content, content to event_id (replaced by
+// projection), event_id to tool, and tool on (replaced); false when the
+// marks are unknown or a count may not be split there.
+func splitView(inner []byte, m viewMarks) (parts [4][]byte, ok bool) {
+	offset := len(`{"`)
+	at := [3]int{m.content - offset, m.eventID - offset, m.tool - offset}
+	prev := 0
+	for i, p := range at {
+		if p <= prev || p >= len(inner) || !tokens.SplitsAt(inner, p) {
+			return parts, false
+		}
+		parts[i], prev = inner[prev:p], p
+	}
+	parts[3] = inner[prev:]
+	return parts, true
 }
 
 // countRendering counts text, a rendering in which views are the spans of
@@ -97,24 +185,25 @@ func countRendering(c counter, text []byte, views []viewSpan, counts *viewCounts
 			!tokens.SplitsAt(text, start) || !tokens.SplitsAt(text, end) {
 			continue
 		}
-		total += c.count(text[pos:start]) + counts.count(c, v, text[start:end])
+		total += counts.text(c, text[pos:start]) + counts.count(c, v, text[start:end])
 		pos = end
 	}
-	return total + c.count(text[pos:])
+	return total + counts.text(c, text[pos:])
 }
 
-// count returns the count of inner, event's view without its braces.
-func (cc *CountCache) count(c counter, event *InputEvent, inner []byte) int64 {
+// get returns the cached count of event's view.
+func (cc *CountCache) get(c counter, event *InputEvent) (int64, bool) {
 	if cc == nil {
-		return c.count(inner)
+		return 0, false
 	}
-	key := keyOf(c, event)
-	if n, ok := cc.counts.Get(key); ok {
-		return n
+	return cc.counts.Get(keyOf(c, event))
+}
+
+// put caches n as the count of event's view.
+func (cc *CountCache) put(c counter, event *InputEvent, n int64) {
+	if cc != nil {
+		cc.counts.Put(keyOf(c, event).clone(), n)
 	}
-	n := c.count(inner)
-	cc.counts.Put(key.clone(), n)
-	return n
 }
 
 // clone copies the key's strings, so that an entry does not keep the

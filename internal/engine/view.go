@@ -14,7 +14,23 @@ import (
 // 10 000-event lane cheap. Nested values (provenance, tool) are checked
 // against the canonical depth limit relative to themselves.
 func appendView(dst []byte, e *InputEvent) ([]byte, error) {
+	return appendMarkedView(dst, e, nil)
+}
+
+// viewMarks are where, from the view's first byte, the keys content,
+// event_id and tool begin (their first letter); zero when not known.
+// Projection replaces content, content_hash, tool and truncated and keeps
+// the rest, so the view's bytes before content and from event_id to tool
+// are those of the event's projected copy too.
+type viewMarks struct {
+	content, eventID, tool int
+}
+
+// appendMarkedView is appendView recording the view's marks in m (nil
+// for none).
+func appendMarkedView(dst []byte, e *InputEvent, m *viewMarks) ([]byte, error) {
 	var err error
+	start := len(dst)
 	dst = append(dst, `{"artifact_ids":`...)
 	if dst, err = appendStrings(dst, e.ArtifactIDs); err != nil {
 		return dst, err
@@ -26,6 +42,9 @@ func appendView(dst []byte, e *InputEvent) ([]byte, error) {
 		return dst, err
 	}
 	dst = append(dst, `,"content":`...)
+	if m != nil {
+		m.content = len(dst) - start - len(`content":`)
+	}
 	if dst, err = appendOptionalString(dst, e.Content); err != nil {
 		return dst, err
 	}
@@ -34,6 +53,9 @@ func appendView(dst []byte, e *InputEvent) ([]byte, error) {
 		return dst, err
 	}
 	dst = append(dst, `,"event_id":`...)
+	if m != nil {
+		m.eventID = len(dst) - start - len(`event_id":`)
+	}
 	if dst, err = canonical.AppendString(dst, e.EventID); err != nil {
 		return dst, err
 	}
@@ -43,10 +65,12 @@ func appendView(dst []byte, e *InputEvent) ([]byte, error) {
 	if dst, err = canonical.AppendEncode(dst, e.Provenance); err != nil {
 		return dst, err
 	}
-	return appendViewTail(dst, e)
+	return appendViewTail(dst, e, start, m)
 }
 
-func appendViewTail(dst []byte, e *InputEvent) ([]byte, error) {
+// appendViewTail appends the view's keys from provenance_sha256 on to the
+// view begun at start, marking the tool key in m (nil for none).
+func appendViewTail(dst []byte, e *InputEvent, start int, m *viewMarks) ([]byte, error) {
 	var err error
 	dst = append(dst, `,"provenance_sha256":`...)
 	if dst, err = canonical.AppendString(dst, e.ProvenanceSHA256); err != nil {
@@ -61,6 +85,9 @@ func appendViewTail(dst []byte, e *InputEvent) ([]byte, error) {
 		return dst, err
 	}
 	dst = append(dst, `,"tool":`...)
+	if m != nil {
+		m.tool = len(dst) - start - len(`tool":`)
+	}
 	if dst, err = canonical.AppendEncode(dst, mapOrNil(e.Tool)); err != nil {
 		return dst, err
 	}
@@ -107,10 +134,11 @@ func appendOptionalString(dst []byte, s *string) ([]byte, error) {
 // They are laid out as the canonical rendering of the whole lane begins,
 // so that the before budget can measure them in place.
 type laneViews struct {
-	enc  []byte        // {"events":[ and the views, comma separated
-	ends []int         // where event i's view ends in enc
-	errs map[int]error // why event i has no canonical view (its view is empty)
-	buf  *[]byte       // the pooled buffer enc lives in
+	enc   []byte        // {"events":[ and the views, comma separated
+	ends  []int         // where event i's view ends in enc
+	marks []viewMarks   // event i's view's marks
+	errs  map[int]error // why event i has no canonical view (its view is empty)
+	buf   *[]byte       // the pooled buffer enc lives in
 
 	events []InputEvent // the events viewed
 }
@@ -118,13 +146,13 @@ type laneViews struct {
 const renderingHead = `{"events":[`
 
 func encodeViews(events []InputEvent) *laneViews {
-	v := &laneViews{ends: make([]int, len(events)), buf: renderBuffers.get(), events: events}
+	v := &laneViews{ends: make([]int, len(events)), marks: make([]viewMarks, len(events)), buf: renderBuffers.get(), events: events}
 	b := append(slices.Grow(*v.buf, renderedSizeHint(events)), renderingHead...)
 	for i := range events {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		next, err := appendView(b, &events[i])
+		next, err := appendMarkedView(b, &events[i], &v.marks[i])
 		if err != nil {
 			if v.errs == nil {
 				v.errs = map[int]error{}
@@ -172,7 +200,7 @@ func (v *laneViews) spans() []viewSpan {
 	spans := make([]viewSpan, len(v.ends))
 	start := len(renderingHead)
 	for i, end := range v.ends {
-		spans[i] = viewSpan{start: start, end: end, event: &v.events[i], index: i}
+		spans[i] = viewSpan{start: start, end: end, event: &v.events[i], index: i, copyOf: -1, marks: v.marks[i]}
 		start = end + 1 // past the comma
 	}
 	return spans
