@@ -54,10 +54,13 @@ func (f *fixture) activate(t *testing.T, lane lanes.Lane, n int) {
 			t.Fatal(err)
 		}
 		ev := events.Activated{
-			Header: events.Header{V: 1, EventID: id + ":activated", Kind: events.KindActivated, RequestID: id, RunAgentID: lane.RunAgentID, CheckpointNamespace: lane.CheckpointNamespace},
+			Header: events.Header{V: 1, EventID: id + ":activated", Kind: events.KindActivated, RequestID: id},
 			Status: "compacted", CheckpointID: id, Generation: gen, CheckpointHash: hash, Checkpoint: body,
 			ParentCheckpointID: strPtr(parentID), ParentCheckpointHash: strPtr(parentHash),
 		}
+		// Set apart from the literal: the lane fields are promoted into the
+		// header, from wherever events declares them.
+		ev.RunAgentID, ev.CheckpointNamespace = lane.RunAgentID, lane.CheckpointNamespace
 		data, _ := json.Marshal(ev)
 		if _, err := f.js.Publish(ctx, events.SubjectActivated, data, jetstream.WithMsgID(ev.EventID)); err != nil {
 			t.Fatal(err)
