@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -34,6 +37,55 @@ type Accounting struct {
 type Scope struct {
 	Kind string `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
 	ID   string `json:"id" doc:"the scope's id (1..200 bytes)"`
+}
+
+// Correlation is what Cairn echoes from a request into every event it
+// publishes for it (events.Header embeds it), so that a consumer can route
+// an event without the request. WireRequest embeds it too: a field added
+// here is accepted in a request, type-checked and echoed with no other edit.
+// request_id is not here: a failed event may name a substitute.
+type Correlation struct {
+	ThreadID            string `json:"thread_id" doc:"the conversation"`
+	RunAgentID          string `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
+	CheckpointNamespace string `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
+}
+
+// WireRequest is the body of conversation.compact.requested as a producer
+// encodes it (events.Request is this type). Its json tags are the request's
+// key set, and its fields not tagged omitempty the required ones; a field no
+// decode step reads is checked against its Go type (decodeOtherFields).
+// Optional fields are pointers or omitted when empty; Policy, Accounting,
+// RehydrationState and PreviousSemantic are passed through as JSON.
+type WireRequest struct {
+	V         int    `json:"v" doc:"wire version, always 1"`
+	RequestID string `json:"request_id" doc:"the request's id (1..200 bytes); becomes the checkpoint id; reuse it only to resend the same body"`
+	Trigger   string `json:"trigger" doc:"why the compaction is asked for" enum:"auto|manual|overflow|model_switch_preflight"`
+	Correlation
+	RunID                    string          `json:"run_id" doc:"the run within the conversation"`
+	RootTurnID               string          `json:"root_turn_id" doc:"the user turn that started the run"`
+	ProviderConnectionID     string          `json:"provider_connection_id" doc:"the model connection the lane is sent through"`
+	DestinationIdentityHash  string          `json:"destination_identity_hash" doc:"hash identifying the destination model and account" pattern:"^[0-9a-f]{64}$"`
+	ParentCheckpointID       *string         `json:"parent_checkpoint_id,omitempty" doc:"the lane's active checkpoint; absent or null for a new lane. A request naming another fails with stale_head"`
+	ModelProfile             ModelProfile    `json:"model_profile" doc:"the context window of the model the lane is sent to"`
+	RequestedMaxOutputTokens int64           `json:"requested_max_output_tokens,omitempty" doc:"output tokens the next model call asks for"`
+	RenderedRequestBytes     *int64          `json:"rendered_request_bytes,omitempty" doc:"byte length of the provider request the application would send"`
+	Render                   string          `json:"render,omitempty" doc:"how events are rendered for counting" enum:"canonical_v1|openai_chat_v1"`
+	Events                   []InputEvent    `json:"events,omitempty" doc:"the lane, oldest first (1..10000 events); or events_object"`
+	EventsObject             string          `json:"events_object,omitempty" doc:"name of an object in the cairn_lanes Object Store holding the events array"`
+	ActiveInputEventIDs      []string        `json:"active_input_event_ids,omitempty" doc:"ids of the events of the current input; kept verbatim"`
+	PreviousSemantic         json.RawMessage `json:"previous_semantic,omitempty" doc:"the active checkpoint's semantic summary, or null"`
+	RehydrationState         json.RawMessage `json:"rehydration_state" doc:"exact continuation data, copied verbatim into the checkpoint"`
+	Policy                   json.RawMessage `json:"policy,omitempty" doc:"compaction policy; may be omitted, and omitted fields take their defaults"`
+	Focus                    *string         `json:"focus,omitempty" doc:"what the summary should emphasise (at most 2000 bytes)"`
+	StructuralPressure       bool            `json:"structural_pressure,omitempty" doc:"an auto request with structural pressure is never skipped by the token trigger"`
+	Accounting               json.RawMessage `json:"accounting,omitempty" doc:"the producer's token accounting (method, profile_hash, reported_input_tokens, ...)"`
+	// AntiThrash is the lane's automatic-compaction state. The service keeps
+	// it in the lane head and ignores this field; `processor compact` reads it.
+	AntiThrash               json.RawMessage `json:"anti_thrash,omitempty"`
+	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction,omitempty" doc:"tokens added since the last compaction; feeds the anti-thrash state"`
+	DeadlineAt               *time.Time      `json:"deadline_at,omitempty" doc:"Cairn stops waiting for the model at this time (deadline_exceeded)"`
+	Scope                    *Scope          `json:"scope,omitempty" doc:"where harvested facts go; default {kind: thread, id: thread_id}"`
+	Harvest                  *bool           `json:"harvest,omitempty" doc:"harvest facts from what a compaction cut (default true)"`
 }
 
 // Request is one compaction request, Request v1 of subjects.md and
@@ -150,18 +202,84 @@ var requestSteps = []requestStep{
 	{decodeOutputTokens, checkOutputTokens, false},
 	{decodeFlags, checkFlags, false},
 	{decodeAccounting, nil, false},
+	{decodeOtherFields, nil, false},
 }
 
-var requestFields = keySet("v", "request_id", "trigger", "thread_id", "run_id", "root_turn_id",
+// wireField is one member of WireRequest's JSON object.
+type wireField struct {
+	name     string
+	required bool // not omitempty
+	typ      reflect.Type
+}
+
+// wireFields lists t's JSON members in encoding order, flattening embedded
+// structs as encoding/json does.
+func wireFields(t reflect.Type) []wireField {
+	var out []wireField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			out = append(out, wireFields(f.Type)...)
+		case f.IsExported() && name != "-":
+			out = append(out, wireField{name, !strings.Contains(opts, "omitempty"), f.Type})
+		}
+	}
+	return out
+}
+
+var (
+	wireRequestFields     = wireFields(reflect.TypeFor[WireRequest]())
+	requestFields         = keySet(fieldNames(false)...)
+	requiredRequestFields = fieldNames(true)
+)
+
+// fieldNames is WireRequest's member names, only the required ones if
+// requiredOnly.
+func fieldNames(requiredOnly bool) []string {
+	var out []string
+	for _, f := range wireRequestFields {
+		if f.required || !requiredOnly {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// decodedFields are the members a step of requestSteps reads and checks
+// itself; decodeOtherFields checks the rest by their Go type.
+var decodedFields = keySet("v", "request_id", "trigger", "thread_id", "run_id", "root_turn_id",
 	"run_agent_id", "provider_connection_id", "checkpoint_namespace", "destination_identity_hash",
 	"parent_checkpoint_id", "model_profile", "requested_max_output_tokens", "rendered_request_bytes",
 	"render", "events", "events_object", "active_input_event_ids", "previous_semantic",
 	"rehydration_state", "policy", "focus", "structural_pressure", "accounting",
 	"new_tokens_since_compaction", "anti_thrash", "deadline_at", "scope", "harvest")
 
-var requiredRequestFields = []string{"request_id", "trigger", "thread_id", "run_id", "root_turn_id",
-	"run_agent_id", "provider_connection_id", "checkpoint_namespace", "destination_identity_hash",
-	"model_profile", "rehydration_state"}
+// decodeOtherFields type-checks the members of WireRequest that no other
+// step reads (a field that is only echoed, say).
+func decodeOtherFields(_ *Request, m map[string]any) error {
+	return checkTypes(wireRequestFields, m)
+}
+
+// checkTypes checks that each member of m named in fields and not in
+// decodedFields decodes into the field's Go type.
+func checkTypes(fields []wireField, m map[string]any) error {
+	for _, f := range fields {
+		raw, ok := m[f.name]
+		if !ok || raw == nil || decodedFields[f.name] {
+			continue
+		}
+		b, err := json.Marshal(raw)
+		if err == nil {
+			err = json.Unmarshal(b, reflect.New(f.typ).Interface())
+		}
+		if err != nil {
+			return invalidField(f.name, "type", f.name+" must be a "+f.typ.String())
+		}
+	}
+	return nil
+}
 
 // DecodeRequest decodes and validates untrusted Request v1 JSON. Duplicate
 // keys, unknown top-level fields and every contract violation are rejected;
