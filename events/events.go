@@ -60,50 +60,20 @@ type InputEvent = engine.InputEvent
 // Request is the body of conversation.compact.requested (Request v1).
 // Optional fields are pointers or omitted when empty; Policy, Accounting,
 // RehydrationState and PreviousSemantic are passed through as JSON.
-type Request struct {
-	V                        int             `json:"v" doc:"wire version, always 1"`
-	RequestID                string          `json:"request_id" doc:"the request's id (1..200 bytes); becomes the checkpoint id; reuse it only to resend the same body"`
-	Trigger                  string          `json:"trigger" doc:"why the compaction is asked for" enum:"auto|manual|overflow|model_switch_preflight"`
-	ThreadID                 string          `json:"thread_id" doc:"the conversation"`
-	RunID                    string          `json:"run_id" doc:"the run within the conversation"`
-	RootTurnID               string          `json:"root_turn_id" doc:"the user turn that started the run"`
-	RunAgentID               string          `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
-	ProviderConnectionID     string          `json:"provider_connection_id" doc:"the model connection the lane is sent through"`
-	CheckpointNamespace      string          `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
-	DestinationIdentityHash  string          `json:"destination_identity_hash" doc:"hash identifying the destination model and account" pattern:"^[0-9a-f]{64}$"`
-	ParentCheckpointID       *string         `json:"parent_checkpoint_id,omitempty" doc:"the lane's active checkpoint; absent or null for a new lane. A request naming another fails with stale_head"`
-	ModelProfile             ModelProfile    `json:"model_profile" doc:"the context window of the model the lane is sent to"`
-	RequestedMaxOutputTokens int64           `json:"requested_max_output_tokens,omitempty" doc:"output tokens the next model call asks for"`
-	RenderedRequestBytes     *int64          `json:"rendered_request_bytes,omitempty" doc:"byte length of the provider request the application would send"`
-	Render                   string          `json:"render,omitempty" doc:"how events are rendered for counting" enum:"canonical_v1|openai_chat_v1"`
-	Events                   []InputEvent    `json:"events,omitempty" doc:"the lane, oldest first (1..10000 events); or events_object"`
-	EventsObject             string          `json:"events_object,omitempty" doc:"name of an object in the cairn_lanes Object Store holding the events array"`
-	ActiveInputEventIDs      []string        `json:"active_input_event_ids,omitempty" doc:"ids of the events of the current input; kept verbatim"`
-	PreviousSemantic         json.RawMessage `json:"previous_semantic,omitempty" doc:"the active checkpoint's semantic summary, or null"`
-	RehydrationState         json.RawMessage `json:"rehydration_state" doc:"exact continuation data, copied verbatim into the checkpoint"`
-	Policy                   json.RawMessage `json:"policy,omitempty" doc:"compaction policy; may be omitted, and omitted fields take their defaults"`
-	Focus                    *string         `json:"focus,omitempty" doc:"what the summary should emphasise (at most 2000 bytes)"`
-	StructuralPressure       bool            `json:"structural_pressure,omitempty" doc:"an auto request with structural pressure is never skipped by the token trigger"`
-	Accounting               json.RawMessage `json:"accounting,omitempty" doc:"the producer's token accounting (method, profile_hash, reported_input_tokens, ...)"`
-	// AntiThrash is the lane's automatic-compaction state. The service keeps
-	// it in the lane head and ignores this field; `processor compact` reads it.
-	AntiThrash               json.RawMessage `json:"anti_thrash,omitempty"`
-	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction,omitempty" doc:"tokens added since the last compaction; feeds the anti-thrash state"`
-	DeadlineAt               *time.Time      `json:"deadline_at,omitempty" doc:"Cairn stops waiting for the model at this time (deadline_exceeded)"`
-	Scope                    *Scope          `json:"scope,omitempty" doc:"where harvested facts go; default {kind: thread, id: thread_id}"`
-	Harvest                  *bool           `json:"harvest,omitempty" doc:"harvest facts from what a compaction cut (default true)"`
-}
+type Request = engine.WireRequest
+
+// Correlation is what every event echoes of its request: the thread and the
+// lane.
+type Correlation = engine.Correlation
 
 // Header holds the fields every event carries.
 type Header struct {
-	V                   int       `json:"v" doc:"wire version, always 1"`
-	EventID             string    `json:"event_id" doc:"deterministic id derived from request_id and kind, also sent as Nats-Msg-Id: key idempotent handling on it"`
-	Kind                string    `json:"kind" doc:"the event's kind"`
-	RequestID           string    `json:"request_id" doc:"the request this event answers"`
-	ThreadID            string    `json:"thread_id" doc:"the conversation"`
-	RunAgentID          string    `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
-	CheckpointNamespace string    `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
-	OccurredAt          time.Time `json:"occurred_at" doc:"when Cairn published the event"`
+	V         int    `json:"v" doc:"wire version, always 1"`
+	EventID   string `json:"event_id" doc:"deterministic id derived from request_id and kind, also sent as Nats-Msg-Id: key idempotent handling on it"`
+	Kind      string `json:"kind" doc:"the event's kind"`
+	RequestID string `json:"request_id" doc:"the request this event answers"`
+	Correlation
+	OccurredAt time.Time `json:"occurred_at" doc:"when Cairn published the event"`
 }
 
 // Activated is published when a checkpoint becomes a lane's active head.

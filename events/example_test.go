@@ -46,9 +46,9 @@ func exampleRequest() events.Request {
 	limit := int64(128000)
 	policy, _ := json.Marshal(events.DefaultPolicy())
 	return events.Request{
-		V: events.Version, RequestID: "req-42", Trigger: events.TriggerManual, ThreadID: "thread-1", RunID: "run-1",
-		RootTurnID: "turn-1", RunAgentID: "agent-1", ProviderConnectionID: "conn-1",
-		CheckpointNamespace: "root", DestinationIdentityHash: fmt.Sprintf("%064x", 0),
+		V: events.Version, RequestID: "req-42", Trigger: events.TriggerManual, RunID: "run-1",
+		Correlation: events.Correlation{ThreadID: "thread-1", RunAgentID: "agent-1", CheckpointNamespace: "root"},
+		RootTurnID:  "turn-1", ProviderConnectionID: "conn-1", DestinationIdentityHash: fmt.Sprintf("%064x", 0),
 		ModelProfile:     events.ModelProfile{ContextLimitKind: "separate_input", MaxInputTokens: &limit},
 		Events:           []events.InputEvent{ev},
 		RehydrationState: []byte(`{}`),
