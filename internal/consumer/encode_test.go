@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/engine"
 )
 
 func TestActivatedEncodeMatchesMarshal(t *testing.T) {
@@ -16,7 +17,7 @@ func TestActivatedEncodeMatchesMarshal(t *testing.T) {
 		json.RawMessage(`{"summary":"a <b> & c", "n": 1}`),
 	} {
 		ev := events.Activated{
-			Header: header(&envelope{RequestID: "r", ThreadID: "t<1>"}, "r", "r:activated", kindActivated, time.Unix(0, 0)),
+			Header: header(&envelope{RequestID: "r", Correlation: engine.Correlation{ThreadID: "t<1>"}}, "r", "r:activated", kindActivated, time.Unix(0, 0)),
 			Status: StatusCompacted, CheckpointID: "r", ParentCheckpointID: nullable("p"), Generation: 2,
 			RetainedEventIDs: []string{"e1"}, ArtifactIDs: []string{}, ProviderUsage: json.RawMessage(`[]`), Checkpoint: cp,
 		}

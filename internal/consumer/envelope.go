@@ -3,7 +3,9 @@ package consumer
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -18,20 +20,18 @@ import (
 // that a failed event can still name the request and lane of a malformed
 // message. The json tags serve only a body that is not strict JSON.
 type envelope struct {
-	V                   *int          `json:"v"`
-	RequestID           string        `json:"request_id"`
-	ThreadID            string        `json:"thread_id"`
-	RootTurnID          string        `json:"root_turn_id"`
-	RunAgentID          string        `json:"run_agent_id"`
-	CheckpointNamespace string        `json:"checkpoint_namespace"`
-	ParentCheckpointID  *string       `json:"parent_checkpoint_id"`
-	PreviousSemantic    any           `json:"previous_semantic"`
-	Events              any           `json:"events"`
-	EventsObject        *string       `json:"events_object"`
-	DeadlineAt          *string       `json:"deadline_at"`
-	Scope               *engine.Scope `json:"scope"`
-	RehydrationState    any           `json:"rehydration_state"`
-	Harvest             *bool         `json:"harvest"`
+	V                  *int          `json:"v"`
+	RequestID          string        `json:"request_id"`
+	RootTurnID         string        `json:"root_turn_id"`
+	engine.Correlation               // echoed into every event (header)
+	ParentCheckpointID *string       `json:"parent_checkpoint_id"`
+	PreviousSemantic   any           `json:"previous_semantic"`
+	Events             any           `json:"events"`
+	EventsObject       *string       `json:"events_object"`
+	DeadlineAt         *string       `json:"deadline_at"`
+	Scope              *engine.Scope `json:"scope"`
+	RehydrationState   any           `json:"rehydration_state"`
+	Harvest            *bool         `json:"harvest"`
 
 	deadline time.Time // parsed DeadlineAt; zero when none
 	// decoded is the whole body as canonical.Decode returned it, when the
@@ -202,8 +202,7 @@ func (e *envelope) fromMap(m map[string]any) error {
 		key string
 		dst *string
 	}{
-		{"request_id", &e.RequestID}, {"thread_id", &e.ThreadID}, {"root_turn_id", &e.RootTurnID},
-		{"run_agent_id", &e.RunAgentID}, {"checkpoint_namespace", &e.CheckpointNamespace},
+		{"request_id", &e.RequestID}, {"root_turn_id", &e.RootTurnID},
 	} {
 		if s, err := stringMember(m, f.key); err != nil {
 			return err
@@ -222,6 +221,9 @@ func (e *envelope) fromMap(m map[string]any) error {
 			return err
 		}
 		*f.dst = s
+	}
+	if err := readMembers(&e.Correlation, m); err != nil {
+		return err
 	}
 	if raw, ok := m["harvest"]; ok && raw != nil {
 		b, isBool := raw.(bool)
@@ -246,6 +248,33 @@ func (e *envelope) fromMap(m map[string]any) error {
 		e.Scope = &engine.Scope{Kind: deref(kind), ID: deref(id)}
 	}
 	e.PreviousSemantic, e.Events, e.RehydrationState = m["previous_semantic"], m["events"], m["rehydration_state"]
+	return nil
+}
+
+// readMembers fills the struct dst points to (engine.Correlation) from m,
+// field by field by their json tags, so that a field added there is echoed
+// with no edit here. A member of the wrong type is an error naming it.
+func readMembers(dst any, m map[string]any) error {
+	v := reflect.ValueOf(dst).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		raw, ok := m[key]
+		if !ok || raw == nil {
+			continue
+		}
+		if s, isString := raw.(string); isString && f.Type.Kind() == reflect.String {
+			v.Field(i).SetString(s) // the common case, without a round trip
+			continue
+		}
+		b, err := json.Marshal(raw)
+		if err == nil {
+			err = json.Unmarshal(b, v.Field(i).Addr().Interface())
+		}
+		if err != nil {
+			return typeError(key, f.Type.String())
+		}
+	}
 	return nil
 }
 

@@ -104,10 +104,10 @@ func checkEnvelopePaths(t *testing.T, body []byte) {
 // envelope's json tags or not like any of them: encoding/json also matches
 // keys that differ only in case, the engine refuses them as unknown.
 func exactKeys(m map[string]any) bool {
-	typ := reflect.TypeFor[envelope]()
+	fields := reflect.VisibleFields(reflect.TypeFor[envelope]()) // with engine.Correlation's
 	for k := range m {
-		for i := range typ.NumField() {
-			tag := typ.Field(i).Tag.Get("json")
+		for _, f := range fields {
+			tag := f.Tag.Get("json")
 			if tag != "" && tag != k && strings.EqualFold(tag, k) {
 				return false
 			}
@@ -151,5 +151,27 @@ func TestEnvelopeKeepsDecodedBody(t *testing.T) {
 	}
 	if m := e.takeDecoded(); m == nil || e.decoded != nil {
 		t.Fatal("takeDecoded did not hand the body on once")
+	}
+}
+
+// readMembers reads a struct such as engine.Correlation by its json tags,
+// so that a field added to it needs no edit of the envelope.
+func TestReadMembersByTag(t *testing.T) {
+	type correlation struct {
+		ThreadID string            `json:"thread_id"`
+		Labels   map[string]string `json:"labels,omitempty"`
+	}
+	var c correlation
+	if err := readMembers(&c, map[string]any{"thread_id": "t", "labels": map[string]any{"team": "search"}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := (correlation{"t", map[string]string{"team": "search"}}); !reflect.DeepEqual(c, want) {
+		t.Fatalf("read %+v, want %+v", c, want)
+	}
+	for _, m := range []map[string]any{{"thread_id": json.Number("1")}, {"labels": "team"}} {
+		err := readMembers(&correlation{}, m)
+		if e, _ := err.(*errcode.Error); e == nil || e.Details["rule"] != "type" {
+			t.Errorf("%v: err = %v, want a type error", m, err)
+		}
 	}
 }

@@ -42,7 +42,7 @@ func eventID(requestID, kind string, round int) string {
 func header(req *envelope, requestID, id, kind string, now time.Time) events.Header {
 	h := events.Header{V: events.Version, EventID: id, Kind: kind, RequestID: requestID, OccurredAt: now.UTC().Truncate(time.Second)}
 	if req != nil {
-		h.ThreadID, h.RunAgentID, h.CheckpointNamespace = req.ThreadID, req.RunAgentID, req.CheckpointNamespace
+		h.Correlation = req.Correlation
 	}
 	return h
 }

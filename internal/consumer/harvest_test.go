@@ -18,7 +18,7 @@ func TestHarvestRecord(t *testing.T) {
 		{"event_id": "e2", "role": "tool", "content": "found it", "tool": map[string]any{"name": "grep"}},
 		{"event_id": "e3", "role": "assistant", "content": "retained, not cut"},
 	})
-	req := &envelope{ThreadID: "t", RunAgentID: "a", CheckpointNamespace: "n"}
+	req := &envelope{Correlation: engine.Correlation{ThreadID: "t", RunAgentID: "a", CheckpointNamespace: "n"}}
 	rec, err := buildHarvestRecord(req, "cp", laneEvents{raw: events}, []string{"e1", "e2"}, "tp")
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestHarvestRecord(t *testing.T) {
 
 func TestHarvestScopeFromRequest(t *testing.T) {
 	events, _ := json.Marshal([]map[string]any{{"event_id": "e1", "role": "user", "content": "x"}})
-	req := &envelope{ThreadID: "t", Scope: &engine.Scope{Kind: "user", ID: "u1"}}
+	req := &envelope{Correlation: engine.Correlation{ThreadID: "t"}, Scope: &engine.Scope{Kind: "user", ID: "u1"}}
 	rec, err := buildHarvestRecord(req, "cp", laneEvents{raw: events}, []string{"e1"}, "")
 	if err != nil {
 		t.Fatal(err)

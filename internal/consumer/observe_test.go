@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -26,7 +27,7 @@ func TestObserveContinuesTheTraceAndLogsWithoutContent(t *testing.T) {
 	const trace = "0af7651916cd43dd8448eb211c80319c"
 	d := &delivery{
 		traceparent: "00-" + trace + "-b7ad6b7169203331-01",
-		req:         &envelope{RequestID: "req-9", RunAgentID: "agent", CheckpointNamespace: "root"},
+		req:         &envelope{RequestID: "req-9", Correlation: engine.Correlation{RunAgentID: "agent", CheckpointNamespace: "root"}},
 		delivered:   2,
 	}
 	h := p.observe(traced("compact", func(handler) handler {
