@@ -143,9 +143,13 @@ func contractRepeat(t *testing.T, e *env) {
 	e.publish(t, e.body(other), "")
 	testenv.Eventually(t, waitLong, func() error {
 		for _, ev := range e.eventsFor(t, spec.id) {
-			if ev.code() == errcode.RequestIDConflict {
-				return nil
+			if ev.code() != errcode.RequestIDConflict {
+				continue
 			}
+			if d := errorDetails(ev); d["request_id"] != spec.id {
+				t.Fatalf("request_id_conflict details %v do not name the request", d)
+			}
+			return nil
 		}
 		return fmt.Errorf("no request_id_conflict yet")
 	})

@@ -244,3 +244,20 @@ func TestFailedEventRedactsAndTypes(t *testing.T) {
 		t.Fatalf("Failed = %+v", typed)
 	}
 }
+
+type panickingExtractor struct{}
+
+func (panickingExtractor) Name() string { return "panicky" }
+func (panickingExtractor) Extract(context.Context, Job) ([]Candidate, error) {
+	panic("extractor bug")
+}
+
+// An extractor that panics fails the harvest with harvest_failed, whose
+// details carry the panic.
+func TestPanickingExtractorNamesThePanic(t *testing.T) {
+	_, err := safeExtract(context.Background(), panickingExtractor{}, Job{})
+	e := errcode.As(err)
+	if e == nil || e.Code != errcode.HarvestFailed || e.Details["panic"] != "extractor bug" {
+		t.Fatalf("got %v, want harvest_failed naming the panic", err)
+	}
+}
