@@ -89,6 +89,17 @@ func readRequest(path string, stdin io.Reader) ([]byte, error) {
 // printError prints a typed error as {"error": {code, message, details}}
 // and returns exit code 1.
 func printError(io stdio, err error) int {
+	e, details := typedError(err)
+	out := map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "details": details}}
+	if perr := writeJSON(io.out, out); perr != nil {
+		fmt.Fprintf(io.err, "processor compact: %s: %s\n", e.Code, e.Message)
+	}
+	return 1
+}
+
+// typedError is err as a typed error (internal_error when it has no code)
+// with its details, never nil, as the commands print them.
+func typedError(err error) (*errcode.Error, map[string]any) {
 	e := errcode.As(err)
 	if e == nil {
 		e = errcode.Wrap(errcode.Internal, err.Error(), err)
@@ -97,11 +108,7 @@ func printError(io stdio, err error) int {
 	if details == nil {
 		details = map[string]any{}
 	}
-	out := map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "details": details}}
-	if perr := writeJSON(io.out, out); perr != nil {
-		fmt.Fprintf(io.err, "processor compact: %s: %s\n", e.Code, e.Message)
-	}
-	return 1
+	return e, details
 }
 
 // writeJSON writes v canonically encoded and indented, plus a newline.

@@ -174,14 +174,7 @@ func (v *validation) plan(ctx context.Context, req *engine.Request, now time.Tim
 }
 
 func (v *validation) failed(err error) *validation {
-	e := errcode.As(err)
-	if e == nil {
-		e = errcode.Wrap(errcode.Internal, err.Error(), err)
-	}
-	details := e.Details
-	if details == nil {
-		details = map[string]any{}
-	}
+	e, details := typedError(err)
 	v.OK, v.Status = false, "failed"
 	v.Error = &errorView{Code: e.Code, Message: e.Message, Details: details}
 	return v
