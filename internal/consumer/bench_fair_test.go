@@ -105,21 +105,35 @@ func awaitActivated(b *testing.B, js jetstream.JetStream, nc *nats.Conn, bodies 
 	return l
 }
 
+// startFairProcessor starts a processor with the real engine and the
+// offline summarizer on a fresh server, and returns the server, the
+// processor's env, a publishing connection of its own and the running
+// processor. The caller shuts the server down.
+func startFairProcessor(b *testing.B) (*testenv.Server, *env, jetstream.JetStream, *running) {
+	srv := testenv.NATS(b, testenv.Options{})
+	e := newEnv(b, benchJetStream(b, srv), 1)
+	e.realEngine = true
+	r := e.startQuiet(b, benchConfig(*fairWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()))
+	return srv, e, srv.JetStream(b), r
+}
+
+// activatePriors activates the first request of n lanes that lane's
+// measured requests then activate again.
+func activatePriors(b *testing.B, srv *testenv.Server, pub jetstream.JetStream, lane fairLane, run string, n int) {
+	bodies, ids := fairBodies(b, n, func(i int) string { return fairPriorID(run, i) }, func(i int) []byte { return lane.prior(b, run, i) })
+	awaitActivated(b, pub, srv.Conn(b), bodies, ids)
+}
+
 // runFairProcessor runs lane's requests through a processor on a fresh
 // server, stopping both before it returns. The requests are published from
 // a connection of their own, so that the processor's connection carries
 // only its own work.
 func runFairProcessor(b *testing.B, lane fairLane, run string) fairRun {
-	srv := testenv.NATS(b, testenv.Options{})
+	srv, e, pub, r := startFairProcessor(b)
 	defer srv.Shutdown()
-	e := newEnv(b, benchJetStream(b, srv), 1)
-	e.realEngine = true
-	pub := srv.JetStream(b)
-	r := e.startQuiet(b, benchConfig(*fairWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()))
 	n := b.N
 	if lane.prior != nil {
-		bodies, ids := fairBodies(b, n, func(i int) string { return fairPriorID(run, i) }, func(i int) []byte { return lane.prior(b, run, i) })
-		awaitActivated(b, pub, srv.Conn(b), bodies, ids)
+		activatePriors(b, srv, pub, lane, run, n)
 	}
 	bodies, ids := fairBodies(b, n, func(i int) string { return fmt.Sprintf("%s-%d", run, i) }, func(i int) []byte { return lane.body(b, run, i) })
 	t0, cpu0 := time.Now(), processCPU()
@@ -135,17 +149,7 @@ func runFairProcessor(b *testing.B, lane fairLane, run string) fairRun {
 // readFairSizes reads the mean stored sizes from a processor run's streams.
 // The heads bucket keeps one revision per lane, the cleared head.
 func readFairSizes(b *testing.B, js jetstream.JetStream) fairSizes {
-	mean := func(stream string) int {
-		s, err := js.Stream(context.Background(), stream)
-		if err != nil {
-			b.Fatal(err)
-		}
-		st := s.CachedInfo().State
-		if st.Msgs == 0 {
-			b.Fatalf("stream %s is empty", stream)
-		}
-		return int(st.Bytes / st.Msgs)
-	}
+	mean := func(stream string) int { return meanStoredSize(b, js, stream) }
 	return fairSizes{
 		head:       mean("KV_" + topology.BucketHeads),
 		checkpoint: mean("KV_" + topology.BucketCheckpoints),
@@ -393,16 +397,11 @@ func BenchmarkOpsPerRequest(b *testing.B) {
 }
 
 func countOps(b *testing.B, lane fairLane, run string) {
-	srv := testenv.NATS(b, testenv.Options{})
+	srv, e, pub, r := startFairProcessor(b)
 	defer srv.Shutdown()
-	e := newEnv(b, benchJetStream(b, srv), 1)
-	e.realEngine = true
-	pub := srv.JetStream(b)
-	r := e.startQuiet(b, benchConfig(*fairWorkers), EngineCompactor{}, offline.New(offline.DefaultOptions()))
 	n := b.N
 	if lane.prior != nil {
-		bodies, ids := fairBodies(b, n, func(i int) string { return fairPriorID(run, i) }, func(i int) []byte { return lane.prior(b, run, i) })
-		awaitActivated(b, pub, srv.Conn(b), bodies, ids)
+		activatePriors(b, srv, pub, lane, run, n)
 		awaitHeadWrites(b, srv, 0, 2*uint64(n))
 	}
 	bodies, ids := fairBodies(b, n, func(i int) string { return fmt.Sprintf("%s-%d", run, i) }, func(i int) []byte { return lane.body(b, run, i) })

@@ -30,22 +30,26 @@ type writeSizes struct {
 	ledgerStored, ledgerFinal, checkpoint, headWithRecords, headCleared, activated, job int
 }
 
+// meanStoredSize is the mean size of the messages stream holds; the
+// stream must hold some.
+func meanStoredSize(b *testing.B, js jetstream.JetStream, stream string) int {
+	s, err := js.Stream(context.Background(), stream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := s.CachedInfo().State
+	if st.Msgs == 0 {
+		b.Fatalf("stream %s is empty", stream)
+	}
+	return int(st.Bytes / st.Msgs)
+}
+
 // measureWriteSizes reads the mean stored message sizes of a run that
 // activated every request on a fresh lane. The stored ledger entry holds
 // the plan (the head with its activated record) and the checkpoint, and
 // the head as written holds both records; their sizes are the sums.
 func measureWriteSizes(b *testing.B, js jetstream.JetStream) writeSizes {
-	mean := func(stream string) int {
-		s, err := js.Stream(context.Background(), stream)
-		if err != nil {
-			b.Fatal(err)
-		}
-		st := s.CachedInfo().State
-		if st.Msgs == 0 {
-			b.Fatalf("stream %s is empty", stream)
-		}
-		return int(st.Bytes / st.Msgs)
-	}
+	mean := func(stream string) int { return meanStoredSize(b, js, stream) }
 	w := writeSizes{
 		ledgerFinal: mean("KV_" + topology.BucketLedger),
 		checkpoint:  mean("KV_" + topology.BucketCheckpoints),
