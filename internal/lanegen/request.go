@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/tokens"
 )
 
 // promptReserveTokens mirrors the engine's fixed compactor prompt reserve
@@ -41,21 +40,16 @@ type RequestOptions struct {
 	Focus string
 	// Tokenizer, when set, is the profile's model_profile.tokenizer, so the
 	// engine counts the lane in its tokens. The window and the policy's
-	// thresholds stay those of the lane in bytes unless WindowInTokens is set:
-	// the engine then makes the plan it makes in bytes (the fixed prompt
-	// reserve and output allowance weigh the same against the window), with
-	// the lane filling about a third of the window instead of o.Fill.
+	// thresholds stay those of the lane in bytes: the engine then makes the
+	// plan it makes in bytes (the fixed prompt reserve and output allowance
+	// weigh the same against the window), with the lane filling about a
+	// third of the window instead of o.Fill.
 	Tokenizer string
-	// WindowInTokens sizes the window and the thresholds from the lane's
-	// count in Tokenizer's encoding as the engine estimates it (LaneUnits),
-	// so the lane fills o.Fill of the window in tokens too. Small lanes then
-	// meet the fixed reserves sooner and may be planned differently.
-	WindowInTokens bool
 }
 
 // Request returns a complete wire-form Request v1 around the lane. The model
 // profile is sized from the rendered lane (canonical_v1 of the events and the
-// previous semantic; in bytes unless o.WindowInTokens) so that the lane fills
+// previous semantic, in bytes) so that the lane fills
 // o.Fill of the input window, and the policy's absolute thresholds are scaled
 // down for small lanes, so that a manual compaction of a lane of a few dozen
 // events or more is effective.
@@ -80,9 +74,6 @@ func Request(o RequestOptions) map[string]any {
 	}
 
 	rendered := RenderedBytes(events, o.PreviousSemantic)
-	if o.WindowInTokens {
-		rendered = LaneUnits(events, o.PreviousSemantic, o.Tokenizer)
-	}
 	limit := WindowFor(rendered, o.Fill)
 	req := map[string]any{
 		"v":                           1,
@@ -155,28 +146,10 @@ func renderedView(events []map[string]any, previousSemantic map[string]any) map[
 	return map[string]any{"events": views, "semantic": nilIfNilMap(previousSemantic)}
 }
 
-// WindowFor is the max_input_tokens Request gives a lane of units (LaneUnits)
+// WindowFor is the max_input_tokens Request gives a lane of units (its bytes)
 // at fill, a fraction of the window: never below what a compaction needs.
 func WindowFor(units int64, fill float64) int64 {
 	return max(int64(math.Ceil(float64(units)/fill)), 2*promptReserveTokens+1024)
-}
-
-// LaneUnits is the engine's "before" estimate of the lane in the units the
-// request is budgeted in: RenderedBytes without a tokenizer, or for an
-// encoding internal/tokens knows (o200k_base, gpt-4o, ...) the rendering's
-// token count with the engine's 10 % margin and 256-token reserve
-// (internal/engine/budget.go). A tokenizer name Cairn has no vocabulary for
-// is sized in bytes, which the engine's estimate for it does not exceed.
-func LaneUnits(events []map[string]any, previousSemantic map[string]any, tokenizer string) int64 {
-	enc, ok := tokens.Lookup(tokenizer)
-	if !ok {
-		return RenderedBytes(events, previousSemantic)
-	}
-	rendering, err := canonical.Encode(renderedView(events, previousSemantic))
-	if err != nil {
-		return 0
-	}
-	return (enc.Count(rendering)*11+9)/10 + 256
 }
 
 func profile(limit int64, tokenizer string) map[string]any {

@@ -46,22 +46,6 @@ func TestTokenizerKeepsTheBytesPlan(t *testing.T) {
 	}
 }
 
-// WindowInTokens sizes the window from the lane's count in the tokenizer's
-// encoding: the lane fills about Fill of it as the engine counts it.
-func TestWindowInTokensFillsTheWindowInTokens(t *testing.T) {
-	for seed := uint64(1); seed <= 3; seed++ {
-		o := RequestOptions{Lane: Options{Events: 100, Seed: seed}, Tokenizer: "o200k_base", WindowInTokens: true}
-		res, err := compactGenerated(t, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		window := Request(o)["model_profile"].(map[string]any)["max_input_tokens"].(int64)
-		if fill := float64(res.TokensBefore) / float64(window); fill < 0.85 || fill > 0.95 {
-			t.Errorf("seed %d: the lane's %d tokens fill %.2f of a %d-token window, want about 0.9", seed, res.TokensBefore, fill, window)
-		}
-	}
-}
-
 func compactGenerated(t *testing.T, o RequestOptions) (*engine.Result, error) {
 	t.Helper()
 	req, err := engine.DecodeRequest(RequestJSON(o))
