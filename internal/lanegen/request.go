@@ -74,7 +74,7 @@ func Request(o RequestOptions) map[string]any {
 	}
 
 	rendered := RenderedBytes(events, o.PreviousSemantic)
-	limit := WindowFor(rendered, o.Fill)
+	limit := windowFor(rendered, o.Fill)
 	req := map[string]any{
 		"v":                           1,
 		"request_id":                  o.RequestID,
@@ -146,9 +146,9 @@ func renderedView(events []map[string]any, previousSemantic map[string]any) map[
 	return map[string]any{"events": views, "semantic": nilIfNilMap(previousSemantic)}
 }
 
-// WindowFor is the max_input_tokens Request gives a lane of units (its bytes)
+// windowFor is the max_input_tokens Request gives a lane of units (its bytes)
 // at fill, a fraction of the window: never below what a compaction needs.
-func WindowFor(units int64, fill float64) int64 {
+func windowFor(units int64, fill float64) int64 {
 	return max(int64(math.Ceil(float64(units)/fill)), 2*promptReserveTokens+1024)
 }
 
