@@ -2,11 +2,11 @@ package events_test
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/engine"
@@ -30,27 +30,18 @@ func TestPayloadTypesKeepCairnsJSONNames(t *testing.T) {
 	}
 }
 
-// The checkpoint as stored is engine.Checkpoint's persistence map: the
-// mirror must name every key of it and no other, and every field of
-// engine.Checkpoint must appear, so that a field added on either side
-// fails here.
-func TestCheckpointHasTheStoredKeys(t *testing.T) {
-	ours := jsonNames(reflect.TypeFor[events.Checkpoint]())
-	stored := slices.Sorted(func(yield func(string) bool) {
-		for k := range (&engine.Checkpoint{}).ToMap() {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	if sorted := slices.Sorted(slices.Values(ours)); !slices.Equal(sorted, stored) {
-		t.Errorf("events.Checkpoint has %v\nthe stored checkpoint has %v", sorted, stored)
+// The checkpoint's schema adds the keys no field holds by hand: it must
+// name every key of the stored checkpoint, require each, and name no other.
+func TestCheckpointSchemaNamesTheStoredKeys(t *testing.T) {
+	schema := events.Schemas()["activated.json"]["properties"].(map[string]any)["checkpoint"].(map[string]any)
+	stored := slices.Sorted(maps.Keys((&engine.Checkpoint{}).ToMap()))
+	props := slices.Sorted(maps.Keys(schema["properties"].(map[string]any)))
+	var required []string
+	for _, k := range schema["required"].([]any) {
+		required = append(required, k.(string))
 	}
-	engineType := reflect.TypeFor[engine.Checkpoint]()
-	for i := range engineType.NumField() {
-		if name := snake(engineType.Field(i).Name); !slices.Contains(ours, name) {
-			t.Errorf("engine.Checkpoint.%s (%s) has no field in events.Checkpoint", engineType.Field(i).Name, name)
-		}
+	if !slices.Equal(props, stored) || !slices.Equal(slices.Sorted(slices.Values(required)), stored) {
+		t.Errorf("schema properties %v\nrequired %v\nthe stored checkpoint has %v", props, required, stored)
 	}
 }
 
@@ -86,18 +77,4 @@ func jsonNames(t reflect.Type) []string {
 		out = append(out, name)
 	}
 	return out
-}
-
-// snake is a Go field name as a JSON key: CheckpointID -> checkpoint_id,
-// RetainedEventIDs -> retained_event_ids.
-func snake(name string) string {
-	r := []rune(strings.ReplaceAll(name, "IDs", "Ids"))
-	var b strings.Builder
-	for i, c := range r {
-		if i > 0 && unicode.IsUpper(c) && (unicode.IsLower(r[i-1]) || (i+1 < len(r) && unicode.IsLower(r[i+1]))) {
-			b.WriteByte('_')
-		}
-		b.WriteRune(unicode.ToLower(c))
-	}
-	return b.String()
 }

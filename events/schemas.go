@@ -2,6 +2,7 @@ package events
 
 import (
 	"reflect"
+	"slices"
 
 	"github.com/cairnhq/cairn/internal/jsonschema"
 	"github.com/cairnhq/cairn/internal/semantic"
@@ -74,11 +75,17 @@ func generator() jsonschema.Generator {
 }
 
 // checkpointSchema is the checkpoint's schema: reflected, with the shapes of
-// its verbatim fields.
+// its verbatim fields and the two keys its encoding derives from other
+// fields (Checkpoint's doc), each required where the encoding puts it.
 func checkpointSchema(g jsonschema.Generator) map[string]any {
 	s := g.Schema(reflect.TypeFor[Checkpoint]())
 	props := s["properties"].(map[string]any)
-	merge(props["rehydration_state"], map[string]any{"type": "object"})
+	props["id"] = map[string]any{"type": "string", "description": "the checkpoint id (the request_id), as checkpoint_id"}
+	props["rehydration_state"] = map[string]any{"type": "object", "description": props["rehydration_state"].(map[string]any)["description"]}
+	props["rehydration_state_hash"] = map[string]any{"type": "string", "description": "canonical hash of rehydration_state", "pattern": "^[0-9a-f]{64}$"}
+	required := s["required"].([]any)
+	at := slices.Index(required, any("rehydration_state")) + 1
+	s["required"] = append([]any{"id"}, slices.Insert(required, at, any("rehydration_state_hash"))...)
 	merge(props["provider_usage"], map[string]any{"type": []any{"array", "null"}, "items": map[string]any{"anyOf": []any{
 		g.Schema(reflect.TypeFor[Usage]()),
 		map[string]any{"type": "array", "items": g.Schema(reflect.TypeFor[Usage]())},

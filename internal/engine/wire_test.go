@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -65,5 +69,53 @@ func TestCheckTypesOfOtherFields(t *testing.T) {
 				t.Errorf("%s: err = %v, want invalid_compaction_request {field: labels, rule: type}", tc.name, err)
 			}
 		}
+	}
+}
+
+// The checkpoint's JSON is its stored form both ways: encoding/json writes
+// the persistence map's canonical bytes, and decoding those bytes gives a
+// checkpoint with the same bytes and checkpoint_hash, compacted or pruned.
+func TestCheckpointJSONIsTheStoredForm(t *testing.T) {
+	pruning := fixtureRequest(t)
+	pruning.Policy.MinimumPruneReclaimTokens = 100
+	for _, res := range []*Result{mustCompact(t, fixtureRequest(t), validSummarizer()), mustCompact(t, pruning, validSummarizer())} {
+		stored, hash, err := res.Checkpoint.EncodeAndHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		encoded, err := json.Marshal(res.Checkpoint)
+		if err != nil || !bytes.Equal(encoded, stored) {
+			t.Fatalf("%s: json.Marshal = %s, %v\nstored %s", res.Status, encoded, err, stored)
+		}
+		var decoded Checkpoint
+		if err := json.Unmarshal(stored, &decoded); err != nil {
+			t.Fatalf("%s: %v", res.Status, err)
+		}
+		again, againHash, err := decoded.EncodeAndHash()
+		if err != nil || !bytes.Equal(again, stored) || againHash != hash {
+			t.Fatalf("%s: decoded and encoded again = %s (%s), %v\nstored %s (%s)", res.Status, again, againHash, err, stored, hash)
+		}
+	}
+}
+
+// Every field of Checkpoint is tagged with a key of the persistence map, and
+// the map has only two keys more, which schemas.go adds to the schema: a
+// field added without its tag, or a key without its field, fails here.
+func TestCheckpointTagsNameTheStoredKeys(t *testing.T) {
+	tagged := map[string]bool{"id": true, "rehydration_state_hash": true}
+	typ := reflect.TypeFor[Checkpoint]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if name == "" || typ.Field(i).Tag.Get("doc") == "" {
+			t.Errorf("Checkpoint.%s has no JSON name or no doc tag", typ.Field(i).Name)
+		}
+		tagged[name] = true
+	}
+	stored := map[string]bool{}
+	for k := range (&Checkpoint{}).ToMap() {
+		stored[k] = true
+	}
+	if !reflect.DeepEqual(tagged, stored) {
+		t.Fatalf("tags and derived keys %v\nstored keys %v", slices.Sorted(maps.Keys(tagged)), slices.Sorted(maps.Keys(stored)))
 	}
 }
