@@ -119,6 +119,14 @@ type Stores struct {
 // operator set on an existing stream or bucket (max age, bytes, messages)
 // are kept where Cairn's own configuration sets none. It fails with a clear
 // message when the server lacks JetStream or the account lacks permission.
+//
+// Every stream, bucket and object store records StoreFormat under
+// FormatKey in its metadata. Before changing anything Ensure reads the
+// existing ones, and refuses (code CodeUnsupportedStoreFormat) when one
+// records a format newer than StoreFormat: a Cairn that cannot read what a
+// newer one wrote must not run on it, nor lower its marker. Data without a
+// marker was written by a release before markers (format 1), which this
+// Cairn reads as it is; Ensure marks it.
 func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -126,14 +134,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 	if _, err := js.AccountInfo(ctx); err != nil {
 		return nil, explain("read JetStream account info", err)
 	}
-	for _, cfg := range StreamConfigs(o) {
-		if err := keepOperatorLimits(ctx, js, &cfg); err != nil {
-			return nil, explain("read stream "+cfg.Name, err)
-		}
-		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
-			return nil, explain("create stream "+cfg.Name, err)
-		}
-	}
+	streams := StreamConfigs(o)
 	var s Stores
 	kvs := []struct {
 		dst *jetstream.KeyValue
@@ -149,16 +150,6 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		{&s.Ledger, ledgerConfig(o)},
 		{&s.Facts, kvConfig(BucketFacts, "harvested facts by scope and slug", 1, o)},
 	}
-	for _, kv := range kvs {
-		if err := keepOperatorBucketLimits(ctx, js, &kv.cfg); err != nil {
-			return nil, explain("read key-value bucket "+kv.cfg.Bucket, err)
-		}
-		b, err := js.CreateOrUpdateKeyValue(ctx, kv.cfg)
-		if err != nil {
-			return nil, explain("create key-value bucket "+kv.cfg.Bucket, err)
-		}
-		*kv.dst = b
-	}
 	objs := []struct {
 		dst *jetstream.ObjectStore
 		cfg jetstream.ObjectStoreConfig
@@ -166,7 +157,43 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		{&s.Lanes, jetstream.ObjectStoreConfig{Bucket: ObjectLanes, Description: "claim-checked request events", Storage: jetstream.FileStorage, Replicas: o.Replicas, TTL: defaultClaimAge}},
 		{&s.Artifacts, jetstream.ObjectStoreConfig{Bucket: ObjectArtifacts, Description: "originals of projected tool outputs", Storage: jetstream.FileStorage, Replicas: o.Replicas}},
 	}
+	var names []string
+	for _, cfg := range streams {
+		names = append(names, cfg.Name)
+	}
+	for _, kv := range kvs {
+		names = append(names, "KV_"+kv.cfg.Bucket)
+	}
 	for _, obj := range objs {
+		names = append(names, "OBJ_"+obj.cfg.Bucket)
+	}
+	existing, err := readExisting(ctx, js, names)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFormat(names, existing); err != nil {
+		return nil, err
+	}
+	for _, cfg := range streams {
+		old := existing[cfg.Name]
+		keepOperatorLimits(old, &cfg)
+		cfg.Metadata = withFormat(old)
+		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return nil, explain("create stream "+cfg.Name, err)
+		}
+	}
+	for _, kv := range kvs {
+		old := existing["KV_"+kv.cfg.Bucket]
+		keepOperatorBucketLimits(old, &kv.cfg)
+		kv.cfg.Metadata = withFormat(old)
+		b, err := js.CreateOrUpdateKeyValue(ctx, kv.cfg)
+		if err != nil {
+			return nil, explain("create key-value bucket "+kv.cfg.Bucket, err)
+		}
+		*kv.dst = b
+	}
+	for _, obj := range objs {
+		obj.cfg.Metadata = withFormat(existing["OBJ_"+obj.cfg.Bucket])
 		b, err := js.CreateOrUpdateObjectStore(ctx, obj.cfg)
 		if err != nil {
 			return nil, explain("create object store "+obj.cfg.Bucket, err)
@@ -174,6 +201,21 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		*obj.dst = b
 	}
 	return &s, nil
+}
+
+// readExisting returns the configuration of each named stream that exists.
+func readExisting(ctx context.Context, js jetstream.JetStream, names []string) (map[string]*jetstream.StreamConfig, error) {
+	existing := make(map[string]*jetstream.StreamConfig, len(names))
+	for _, name := range names {
+		cfg, err := existingStream(ctx, js, name)
+		if err != nil {
+			return nil, explain("read stream "+name, err)
+		}
+		if cfg != nil {
+			existing[name] = cfg
+		}
+	}
+	return existing, nil
 }
 
 // StreamConfigs returns the configuration of every stream Cairn owns. Event
@@ -232,12 +274,11 @@ func ledgerConfig(o Options) jetstream.KeyValueConfig {
 }
 
 // keepOperatorLimits copies the retention limits of the existing stream
-// cfg names into cfg where cfg sets none: an update must not undo the
-// bounds an operator gave a stream (say with nats stream edit).
-func keepOperatorLimits(ctx context.Context, js jetstream.JetStream, cfg *jetstream.StreamConfig) error {
-	existing, err := existingStream(ctx, js, cfg.Name)
-	if existing == nil || err != nil {
-		return err
+// into cfg where cfg sets none: an update must not undo the bounds an
+// operator gave a stream (say with nats stream edit).
+func keepOperatorLimits(existing *jetstream.StreamConfig, cfg *jetstream.StreamConfig) {
+	if existing == nil {
+		return
 	}
 	if cfg.MaxAge == 0 {
 		cfg.MaxAge = existing.MaxAge
@@ -248,15 +289,13 @@ func keepOperatorLimits(ctx context.Context, js jetstream.JetStream, cfg *jetstr
 	if cfg.MaxMsgs <= 0 {
 		cfg.MaxMsgs = existing.MaxMsgs
 	}
-	return nil
 }
 
 // keepOperatorBucketLimits is keepOperatorLimits for a key-value bucket,
 // whose TTL is its stream's max age.
-func keepOperatorBucketLimits(ctx context.Context, js jetstream.JetStream, cfg *jetstream.KeyValueConfig) error {
-	existing, err := existingStream(ctx, js, "KV_"+cfg.Bucket)
-	if existing == nil || err != nil {
-		return err
+func keepOperatorBucketLimits(existing *jetstream.StreamConfig, cfg *jetstream.KeyValueConfig) {
+	if existing == nil {
+		return
 	}
 	if cfg.TTL == 0 {
 		cfg.TTL = existing.MaxAge
@@ -264,7 +303,6 @@ func keepOperatorBucketLimits(ctx context.Context, js jetstream.JetStream, cfg *
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = existing.MaxBytes
 	}
-	return nil
 }
 
 // existingStream returns the configuration of stream name, or nil when

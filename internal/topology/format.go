@@ -1,0 +1,70 @@
+package topology
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Storage formats (docs/architecture.md, Stored data across versions).
+//
+// Format 1 is what releases before the marker wrote (up to commit
+// 45f7c3e); their streams and buckets carry no FormatKey. Format 2 is the
+// first that records itself: its records are format 1's plus the shapes
+// the lean commit path adds (a checkpoint that carries its plan, a harvest
+// job as a pointer), and a format 2 Cairn reads both. A store is moved to
+// a new format only by raising StoreFormat in a release that reads every
+// older one, so that the move is a new marker and nothing is rewritten.
+const (
+	// StoreFormat is the format this Cairn writes and the newest it reads.
+	StoreFormat = 2
+	// FormatKey names the marker in the metadata of every stream, bucket
+	// and object store Cairn owns.
+	FormatKey = "cairn_store_format"
+	// CodeUnsupportedStoreFormat is the code of Ensure's refusal to start
+	// on a store written by a newer Cairn (subjects.md, Error codes).
+	CodeUnsupportedStoreFormat = "unsupported_store_format"
+)
+
+// checkFormat refuses stores whose marker this Cairn cannot honour: a
+// format newer than StoreFormat, or a marker that is not a format number
+// (written by nothing Cairn knows, so nothing it may overwrite).
+func checkFormat(names []string, existing map[string]*jetstream.StreamConfig) error {
+	for _, name := range names {
+		cfg := existing[name]
+		if cfg == nil {
+			continue
+		}
+		found, ok := cfg.Metadata[FormatKey]
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(found); err == nil && n >= 1 && n <= StoreFormat {
+			continue
+		}
+		return errcode.WithDetails(CodeUnsupportedStoreFormat,
+			fmt.Sprintf("stream %s holds Cairn store format %q, and this Cairn reads formats 1 to %d: "+
+				"the data was written by a newer Cairn. Upgrade Cairn to that release or a later one, "+
+				"or point this one at another store (--data-dir, --nats-url or another account); nothing was changed",
+				name, found, StoreFormat),
+			map[string]any{"stream": name, "found": found, "supported": StoreFormat})
+	}
+	return nil
+}
+
+// withFormat returns the metadata to write over existing: its entries, so
+// that an operator's keys survive the update, with Cairn's marker set. The
+// server's own keys (_nats.*) are left for the server to fill in.
+func withFormat(existing *jetstream.StreamConfig) map[string]string {
+	md := map[string]string{}
+	if existing != nil {
+		maps.Copy(md, existing.Metadata)
+	}
+	maps.DeleteFunc(md, func(k, _ string) bool { return strings.HasPrefix(k, "_nats.") })
+	md[FormatKey] = strconv.Itoa(StoreFormat)
+	return md
+}
