@@ -2,7 +2,8 @@ package engine
 
 import (
 	"bytes"
-	"strings"
+	"crypto/sha256"
+	"encoding/binary"
 
 	"github.com/cairnhq/cairn/internal/tokens"
 )
@@ -25,20 +26,25 @@ func NewCountCache(capacity int) *CountCache {
 // viewKey identifies the bytes of an event's canonical view for one
 // counter: the hashes cover content, tool, artifact ids, truncation and
 // provenance (the request is validated against them), the rest of the
-// view is the event's identity.
-type viewKey struct {
-	counter                                string
-	eventID, contentHash, provenanceSHA256 string
-	role, runAgentID, checkpointNamespace  string
-	chatSeq, laneEventOrdinal              int64
-}
+// view is the event's identity. It is the SHA-256 of those fields, each
+// prefixed with its length, rather than the fields themselves: a key
+// holds no pointer, so the cache's entries are not the garbage
+// collector's to scan, keep no request's buffers alive and cost no
+// allocation to store, and the map hashes 32 bytes instead of seven
+// strings. Telling two views apart rests on SHA-256, as content_hash
+// already does.
+type viewKey [sha256.Size]byte
 
 func keyOf(c counter, e *InputEvent) viewKey {
-	return viewKey{
-		counter: c.name, eventID: e.EventID, contentHash: e.ContentHash, provenanceSHA256: e.ProvenanceSHA256,
-		role: e.Role, runAgentID: e.RunAgentID, checkpointNamespace: e.CheckpointNamespace,
-		chatSeq: e.ChatSeq, laneEventOrdinal: e.LaneEventOrdinal,
+	var buf [512]byte
+	b := buf[:0]
+	for _, s := range [...]string{c.name, e.EventID, e.ContentHash, e.ProvenanceSHA256, e.Role, e.RunAgentID, e.CheckpointNamespace} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
 	}
+	b = binary.AppendVarint(b, e.ChatSeq)
+	b = binary.AppendVarint(b, e.LaneEventOrdinal)
+	return sha256.Sum256(b)
 }
 
 // viewSpan is where the canonical view of event sits in a rendering;
@@ -103,10 +109,14 @@ func (vc *viewCounts) count(c counter, v viewSpan, inner []byte) int64 {
 	if own && vc.lane[v.index] >= 0 {
 		return vc.lane[v.index]
 	}
-	n, ok := vc.cache.get(c, v.event)
+	var key viewKey
+	if vc.cache != nil {
+		key = keyOf(c, v.event)
+	}
+	n, ok := vc.cache.get(key)
 	if !ok {
 		n = vc.countView(c, v, inner)
-		vc.cache.put(c, v.event, n)
+		vc.cache.put(key, n)
 	}
 	if own {
 		vc.lane[v.index] = n
@@ -191,26 +201,17 @@ func countRendering(c counter, text []byte, views []viewSpan, counts *viewCounts
 	return total + counts.text(c, text[pos:])
 }
 
-// get returns the cached count of event's view.
-func (cc *CountCache) get(c counter, event *InputEvent) (int64, bool) {
+// get returns the cached count of the view key stands for.
+func (cc *CountCache) get(key viewKey) (int64, bool) {
 	if cc == nil {
 		return 0, false
 	}
-	return cc.counts.Get(keyOf(c, event))
+	return cc.counts.Get(key)
 }
 
-// put caches n as the count of event's view.
-func (cc *CountCache) put(c counter, event *InputEvent, n int64) {
+// put caches n as the count of the view key stands for.
+func (cc *CountCache) put(key viewKey, n int64) {
 	if cc != nil {
-		cc.counts.Put(keyOf(c, event).clone(), n)
+		cc.counts.Put(key, n)
 	}
-}
-
-// clone copies the key's strings, so that an entry does not keep the
-// request it came from (decoded strings may share its buffers) alive.
-func (k viewKey) clone() viewKey {
-	for _, s := range []*string{&k.eventID, &k.contentHash, &k.provenanceSHA256, &k.role, &k.runAgentID, &k.checkpointNamespace} {
-		*s = strings.Clone(*s)
-	}
-	return k
 }
