@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -46,6 +47,9 @@ type benchConfig struct {
 	// tokenizer is every request's model_profile.tokenizer ("" for none:
 	// budgeted in bytes).
 	tokenizer string
+	// cpuProfile is a file to write a CPU profile of the measured span to
+	// (first publish to last outcome, as cpu_per_request_ms); "" for none.
+	cpuProfile string
 }
 
 // benchReport is the outcome of one run.
@@ -147,6 +151,7 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "give up after this long")
 	fs.StringVar(&c.natsURL, "nats-url", "", "run against this NATS server instead of an embedded one, so that the resident memory reported is the processor's alone")
 	fs.StringVar(&c.tokenizer, "tokenizer", "", "name this tokenizer as every request's model_profile.tokenizer (o200k_base, cl100k_base, gpt-4o, ...), so the processor counts tokens; window and thresholds stay those of the lane in bytes, so the plan is the same. Empty: none named, budgeted in bytes")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured span (first publish to last outcome) to this file, for go tool pprof")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if ok, code := parseFlags(fs, args, nil); !ok {
 		return code
@@ -257,10 +262,37 @@ func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport,
 	if enc, ok := tokens.Lookup(c.tokenizer); ok {
 		enc.Count(nil)
 	}
+	stopProfile, err := startCPUProfile(c.cpuProfile)
+	if err != nil {
+		return benchReport{}, err
+	}
 	fmt.Fprintf(progress, "publishing %d requests ...\n", c.requests)
 	report, err := measure(ctx, js, c, ids, body)
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
 	report.Tokenizer, report.Window = c.tokenizer, window
 	return report, err
+}
+
+// startCPUProfile starts profiling the process's CPU into path; the
+// function it returns stops and closes it. An empty path profiles nothing.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // benchRequest is request id's body and the max_input_tokens its profile
