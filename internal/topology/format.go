@@ -26,7 +26,8 @@ const (
 	// and object store Cairn owns.
 	FormatKey = "cairn_store_format"
 	// CodeUnsupportedStoreFormat is the code of Ensure's refusal to start
-	// on a store written by a newer Cairn (subjects.md, Error codes).
+	// on a store written by a newer Cairn. It is a start-up error, never in
+	// an event, so it is not among the wire codes of subjects.md.
 	CodeUnsupportedStoreFormat = "unsupported_store_format"
 )
 
