@@ -16,10 +16,13 @@ type Encoding struct {
 	// never makes a longer one (\p{N}{1,3}), so a digit piece needs no
 	// lookup. Hashes and ids in renderings are full of them.
 	digits bool
+	// asciiWords: the split is o200k_base's, whose ASCII words (most
+	// pieces of a rendering) Count splits itself without calling split.
+	asciiWords bool
 }
 
 var (
-	o200kBase  = &Encoding{name: "o200k_base", split: fastO200k, digits: true, vocab: &vocabulary{name: "o200k_base", data: o200kData}}
+	o200kBase  = &Encoding{name: "o200k_base", split: fastO200k, digits: true, asciiWords: true, vocab: &vocabulary{name: "o200k_base", data: o200kData}}
 	cl100kBase = &Encoding{name: "cl100k_base", split: fastCl100k, digits: true, vocab: &vocabulary{name: "cl100k_base", data: cl100kData}}
 	p50kBase   = &Encoding{name: "p50k_base", split: splitGPT2, vocab: &vocabulary{name: "p50k_base", data: p50kData}}
 	r50kBase   = &Encoding{name: "r50k_base", split: splitGPT2, vocab: &vocabulary{name: "r50k_base", data: r50kData}}
@@ -87,8 +90,39 @@ func (e *Encoding) Count(text []byte) int64 {
 	var m *pieceMemo // taken on the first piece that is not a token
 	var n int64
 	for i := 0; i < len(text); {
-		end := e.split(text, i)
-		if e.digits && asciiDigits(text[i:end]) {
+		if e.digits && text[i]-'0' <= 9 {
+			// An ASCII digit starts a piece of at most 3 digits: counted here
+			// without a split or a lookup, unless a non-ASCII rune (which may
+			// be a digit too) follows the digits.
+			end := i + 1
+			for end < len(text) && end < i+3 && text[end]-'0' <= 9 {
+				end++
+			}
+			if end == len(text) || text[end] < 0x80 {
+				n++
+				i = end
+				continue
+			}
+		}
+		end := -1
+		if e.asciiWords {
+			// fastO200k's ASCII word, inlined: letters, upper then lower
+			// case, after an optional space or symbol, followed by an ASCII
+			// byte other than an apostrophe (a contraction) or by the end.
+			j := i
+			if k := asciiKinds[text[i]]; k == kindSpace || k == kindSymbol {
+				j++
+			}
+			if j < len(text) && (asciiKinds[text[j]] == kindLower || asciiKinds[text[j]] == kindUpper) {
+				if w := asciiLetters(text, j); w == len(text) || text[w] < 0x80 && text[w] != '\'' {
+					end = w
+				}
+			}
+		}
+		if end < 0 {
+			end = e.split(text, i)
+		}
+		if e.digits && text[i]-'0' <= 9 && asciiDigits(text[i:end]) {
 			n++
 		} else if _, ok := ranks.get(text[i:end]); ok {
 			n++
