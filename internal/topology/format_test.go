@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -115,4 +116,26 @@ func checkFormatRefusal(t *testing.T, err error, stream, found string) {
 	if e.Details["stream"] != stream || e.Details["found"] != found || e.Details["supported"] != topology.StoreFormat {
 		t.Errorf("details %v", e.Details)
 	}
+}
+
+// On a cluster the marker is part of each stream's replicated
+// configuration: a start through any node sees what another node wrote.
+func TestEnsureFormatOnCluster(t *testing.T) {
+	c := testenv.Cluster(t, 3, testenv.Options{})
+	ctx := context.Background()
+	o := topology.DefaultOptions()
+	o.Replicas = 3
+	if _, err := topology.Ensure(ctx, c.Node(0).JetStream(t), o); err != nil {
+		t.Fatal(err)
+	}
+	js := c.Node(1).JetStream(t)
+	for _, name := range ownedStreams() {
+		if got := metadata(t, js, name)[topology.FormatKey]; got != strconv.Itoa(topology.StoreFormat) {
+			t.Errorf("%s: %s = %q through another node", name, topology.FormatKey, got)
+		}
+	}
+	newer := strconv.Itoa(topology.StoreFormat + 1)
+	setMetadata(t, js, "KV_"+topology.BucketCheckpoints, topology.FormatKey, newer)
+	_, err := topology.Ensure(ctx, c.Node(2).JetStream(t), o)
+	checkFormatRefusal(t, err, "KV_"+topology.BucketCheckpoints, newer)
 }
