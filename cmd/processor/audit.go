@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/audit"
-	"github.com/cairnhq/cairn/internal/lanes"
-	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func init() {
@@ -16,8 +15,7 @@ func init() {
 
 func runAudit(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(io.err, "usage: processor audit verify [flags]")
-		return 2
+		return usageError(io, "usage: processor audit verify [flags]")
 	}
 	fs := newFlagSet("audit verify", "audit verify [flags]", io)
 	var nf natsFlags
@@ -27,42 +25,37 @@ func runAudit(ctx context.Context, args []string, io stdio) int {
 	if ok, code := parseFlags(fs, args[1:], natsEnv); !ok {
 		return code
 	}
-	nc, js, err := nf.connect("audit")
-	if err != nil {
-		return fail(io, err)
-	}
-	defer nc.Close()
-	ctx, cancel := withTimeout(ctx, *timeout)
-	defer cancel()
-	heads, err := js.KeyValue(ctx, topology.BucketHeads)
-	if err != nil {
-		return fail(io, fmt.Errorf("open %s: %w", topology.BucketHeads, err))
-	}
-	checkpoints, err := js.KeyValue(ctx, topology.BucketCheckpoints)
-	if err != nil {
-		return fail(io, fmt.Errorf("open %s: %w", topology.BucketCheckpoints, err))
-	}
-	report, err := audit.Verify(ctx, js, lanes.New(heads, checkpoints))
-	if err != nil {
-		return fail(io, err)
-	}
-	if *asJSON {
-		printJSON(io.out, report)
-	} else {
-		for _, l := range report.Lanes {
-			status := "ok"
-			if len(l.Breaks) > 0 {
-				status = "BROKEN"
-			}
-			fmt.Fprintf(io.out, "%-6s %s/%s: %d generations, head %s\n", status, l.Lane.RunAgentID, l.Lane.CheckpointNamespace, l.Generations, l.HeadID)
-			for _, b := range l.Breaks {
-				fmt.Fprintf(io.out, "       generation %d (%s): %s\n", b.Generation, b.Checkpoint, b.Reason)
-			}
+	return nf.run(ctx, "audit", *timeout, io, func(ctx context.Context, js jetstream.JetStream) int {
+		store, err := openLanes(ctx, js)
+		if err != nil {
+			return fail(io, err)
 		}
-		fmt.Fprintf(io.out, "%d lanes, %d activations, %d breaks\n", len(report.Lanes), report.Events, report.Breaks)
+		report, err := audit.Verify(ctx, js, store)
+		if err != nil {
+			return fail(io, err)
+		}
+		if *asJSON {
+			printJSON(io.out, report)
+		} else {
+			printAudit(io, report)
+		}
+		if !report.OK() {
+			return 1
+		}
+		return 0
+	})
+}
+
+func printAudit(io stdio, report audit.Report) {
+	for _, l := range report.Lanes {
+		status := "ok"
+		if len(l.Breaks) > 0 {
+			status = "BROKEN"
+		}
+		fmt.Fprintf(io.out, "%-6s %s/%s: %d generations, head %s\n", status, l.Lane.RunAgentID, l.Lane.CheckpointNamespace, l.Generations, l.HeadID)
+		for _, b := range l.Breaks {
+			fmt.Fprintf(io.out, "       generation %d (%s): %s\n", b.Generation, b.Checkpoint, b.Reason)
+		}
 	}
-	if !report.OK() {
-		return 1
-	}
-	return 0
+	fmt.Fprintf(io.out, "%d lanes, %d activations, %d breaks\n", len(report.Lanes), report.Events, report.Breaks)
 }

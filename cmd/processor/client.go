@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/lanes"
+	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -35,22 +37,55 @@ func (n *natsFlags) register(fs *flag.FlagSet) {
 // natsEnv maps standard environment variables onto the connection flags.
 var natsEnv = map[string]string{"NATS_URL": "nats-url"}
 
-// connect opens a client connection that reconnects forever.
-func (n *natsFlags) connect(name string) (*nats.Conn, jetstream.JetStream, error) {
+// dial opens a client connection, as the named client, that reconnects
+// forever, and bounds ctx by timeout (withTimeout); done closes both.
+func (n *natsFlags) dial(ctx context.Context, name string, timeout time.Duration) (_ context.Context, _ jetstream.JetStream, done func(), _ error) {
 	opts := []nats.Option{nats.Name("cairn " + name), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}
 	if n.creds != "" {
 		opts = append(opts, nats.UserCredentials(n.creds))
 	}
 	nc, err := nats.Connect(n.url, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `processor serve` running?)", n.url, err)
+		return nil, nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `processor serve` running?)", n.url, err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		nc.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return nc, js, nil
+	ctx, cancel := withTimeout(ctx, timeout)
+	return ctx, js, func() { cancel(); nc.Close() }, nil
+}
+
+// run is a client command's work after its flags: dial, then fn. A
+// connection that fails is printed (fail); else it returns fn's exit code.
+func (n *natsFlags) run(ctx context.Context, name string, timeout time.Duration, io stdio, fn func(context.Context, jetstream.JetStream) int) int {
+	ctx, js, done, err := n.dial(ctx, name, timeout)
+	if err != nil {
+		return fail(io, err)
+	}
+	defer done()
+	return fn(ctx, js)
+}
+
+// openLanes opens the lane store: the heads and checkpoints buckets.
+func openLanes(ctx context.Context, js jetstream.JetStream) (*lanes.Store, error) {
+	heads, err := js.KeyValue(ctx, topology.BucketHeads)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", topology.BucketHeads, err)
+	}
+	checkpoints, err := js.KeyValue(ctx, topology.BucketCheckpoints)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", topology.BucketCheckpoints, err)
+	}
+	return lanes.New(heads, checkpoints), nil
+}
+
+// usageError prints a usage problem as one line on stderr and returns exit
+// code 2.
+func usageError(io stdio, format string, args ...any) int {
+	fmt.Fprintf(io.err, format+"\n", args...)
+	return 2
 }
 
 // isTerminal reports whether f is a character device, i.e. a person is

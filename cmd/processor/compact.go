@@ -40,21 +40,18 @@ func runCompact(ctx context.Context, args []string, io stdio) int {
 	}
 	data, err := readRequest(fs.Arg(0), io.in)
 	if err != nil {
-		fmt.Fprintln(io.err, "processor compact:", err)
-		return 2
+		return usageError(io, "processor compact: %v", err)
 	}
 	req, err := engine.DecodeRequest(data)
 	if err != nil {
 		return printError(io, err)
 	}
 	if req.Events == nil {
-		fmt.Fprintf(io.err, "processor compact: the request names events_object %q; offline compaction needs the events inline (\"events\")\n", req.EventsObject)
-		return 2
+		return usageError(io, "processor compact: the request names events_object %q; offline compaction needs the events inline (\"events\")", req.EventsObject)
 	}
 	s, err := summarizerFor(*name, model)
 	if err != nil {
-		fmt.Fprintf(io.err, "processor compact: summarizer %q: %v\n", *name, err)
-		return 2
+		return usageError(io, "processor compact: summarizer %q: %v", *name, err)
 	}
 	res, err := engine.Compact(ctx, req, s, time.Now())
 	if err != nil {
@@ -117,19 +114,11 @@ func writeJSON(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
-	var out []byte
-	out, err = indentedJSON(b)
-	if err != nil {
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
 		return err
 	}
-	_, err = w.Write(append(out, '\n'))
+	out.WriteByte('\n')
+	_, err = out.WriteTo(w)
 	return err
-}
-
-func indentedJSON(b []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, b, "", "  "); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

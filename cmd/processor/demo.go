@@ -108,11 +108,7 @@ func demoRun(ctx context.Context, js jetstream.JetStream, body []byte, source st
 	if err != nil {
 		return fail(io, err)
 	}
-	if asJSON {
-		fmt.Fprintln(io.out, strings.TrimSpace(string(outcome.Raw)))
-	} else {
-		printOutcome(io.out, outcome)
-	}
+	printEvent(io.out, asJSON, outcome)
 	if outcome.Activated == nil {
 		return 1
 	}
@@ -160,27 +156,24 @@ func printCheckpoint(w io.Writer, raw json.RawMessage) {
 			fmt.Fprintf(w, "  - %s\n", shorten(it, 110))
 		}
 	}
-	var objective, requests, constraints, errs []string
-	for _, o := range s.Objective {
-		objective = append(objective, o.Text)
-	}
-	for _, r := range s.UserRequests {
-		text := "[secret omitted]"
-		if r.ExactExcerpt != nil {
-			text = *r.ExactExcerpt
+	text := func(e semantic.Sourced) string { return e.Text }
+	section("objective", texts(s.Objective, text))
+	section("user requests", texts(s.UserRequests, func(r semantic.UserRequest) string {
+		if r.ExactExcerpt == nil {
+			return r.Status + ": [secret omitted]"
 		}
-		requests = append(requests, r.Status+": "+text)
+		return r.Status + ": " + *r.ExactExcerpt
+	}))
+	section("constraints", texts(s.Constraints, text))
+	section("errors", texts(s.Errors, func(e semantic.ErrorEntry) string { return e.Status + ": " + e.Message }))
+}
+
+func texts[T any](entries []T, text func(T) string) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = text(e)
 	}
-	for _, c := range s.Constraints {
-		constraints = append(constraints, c.Text)
-	}
-	for _, e := range s.Errors {
-		errs = append(errs, e.Status+": "+e.Message)
-	}
-	section("objective", objective)
-	section("user requests", requests)
-	section("constraints", constraints)
-	section("errors", errs)
+	return out
 }
 
 func waitFlush(ctx context.Context, js jetstream.JetStream, checkpointID string, since time.Time) (events.Event, error) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/facts"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func init() {
@@ -15,8 +16,7 @@ func init() {
 
 func runFacts(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 || args[0] != "list" {
-		fmt.Fprintln(io.err, "usage: processor facts list --scope kind:id [--json] [--nats-url URL]")
-		return 2
+		return usageError(io, "usage: processor facts list --scope kind:id [--json] [--nats-url URL]")
 	}
 	fs := newFlagSet("facts list", "facts list --scope kind:id [flags]", io)
 	var nf natsFlags
@@ -29,8 +29,7 @@ func runFacts(ctx context.Context, args []string, io stdio) int {
 	}
 	scope, err := facts.ParseScope(*scopeFlag)
 	if err != nil {
-		fmt.Fprintln(io.err, "processor: --scope:", err)
-		return 2
+		return usageError(io, "processor: --scope: %v", err)
 	}
 	return withFactStore(ctx, nf, "facts", *timeout, io, func(ctx context.Context, store *facts.Store) int {
 		list, err := store.List(ctx, scope)
@@ -49,18 +48,13 @@ func runFacts(ctx context.Context, args []string, io stdio) int {
 // withFactStore connects as the named client, opens the fact store and runs
 // fn with it, all bounded by timeout; it returns fn's exit code.
 func withFactStore(ctx context.Context, nf natsFlags, name string, timeout time.Duration, io stdio, fn func(context.Context, *facts.Store) int) int {
-	nc, js, err := nf.connect(name)
-	if err != nil {
-		return fail(io, err)
-	}
-	defer nc.Close()
-	ctx, cancel := withTimeout(ctx, timeout)
-	defer cancel()
-	store, err := facts.OpenStore(ctx, js)
-	if err != nil {
-		return fail(io, err)
-	}
-	return fn(ctx, store)
+	return nf.run(ctx, name, timeout, io, func(ctx context.Context, js jetstream.JetStream) int {
+		store, err := facts.OpenStore(ctx, js)
+		if err != nil {
+			return fail(io, err)
+		}
+		return fn(ctx, store)
+	})
 }
 
 // printFacts writes a table of facts, newest first, one line each.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"maps"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -37,8 +36,7 @@ func runHash(_ context.Context, args []string, io stdio) int {
 	}
 	data, err := readRequest(fs.Arg(0), io.in)
 	if err != nil {
-		fmt.Fprintln(io.err, "processor hash:", err)
-		return 2
+		return usageError(io, "processor hash: %v", err)
 	}
 	v, err := canonical.Decode(data)
 	if err != nil {

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
-	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func init() {
@@ -56,8 +57,7 @@ type checkpointInfo struct {
 
 func runLane(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 || args[0] != "show" {
-		fmt.Fprintln(io.err, "usage: processor lane show [flags] AGENT/NAMESPACE")
-		return 2
+		return usageError(io, "usage: processor lane show [flags] AGENT/NAMESPACE")
 	}
 	fs := newFlagSet("lane show", "lane show [flags] AGENT/NAMESPACE\n\nPrints the lane's head (generation, active checkpoint, pending events) and a\ndigest of its active checkpoint. Use --agent and --namespace for ids that contain '/'.", io)
 	var nf natsFlags
@@ -72,34 +72,24 @@ func runLane(ctx context.Context, args []string, io stdio) int {
 	}
 	lane, err := laneArg(fs.Args(), *agent, *namespace)
 	if err != nil {
-		fmt.Fprintln(io.err, "processor lane show:", err)
-		return 2
+		return usageError(io, "processor lane show: %v", err)
 	}
-	nc, js, err := nf.connect("lane")
-	if err != nil {
-		return fail(io, err)
-	}
-	defer nc.Close()
-	ctx, cancel := withTimeout(ctx, *timeout)
-	defer cancel()
-	heads, err := js.KeyValue(ctx, topology.BucketHeads)
-	if err != nil {
-		return fail(io, fmt.Errorf("open %s: %w", topology.BucketHeads, err))
-	}
-	checkpoints, err := js.KeyValue(ctx, topology.BucketCheckpoints)
-	if err != nil {
-		return fail(io, fmt.Errorf("open %s: %w", topology.BucketCheckpoints, err))
-	}
-	view, err := showLane(ctx, lanes.New(heads, checkpoints), lane, *full)
-	if err != nil {
-		return fail(io, err)
-	}
-	if *asJSON {
-		printJSON(io.out, view)
-	} else {
-		printLane(io.out, view)
-	}
-	return 0
+	return nf.run(ctx, "lane", *timeout, io, func(ctx context.Context, js jetstream.JetStream) int {
+		store, err := openLanes(ctx, js)
+		if err != nil {
+			return fail(io, err)
+		}
+		view, err := showLane(ctx, store, lane, *full)
+		if err != nil {
+			return fail(io, err)
+		}
+		if *asJSON {
+			printJSON(io.out, view)
+		} else {
+			printLane(io.out, view)
+		}
+		return 0
+	})
 }
 
 // laneArg reads the lane from AGENT/NAMESPACE or from the two flags.
@@ -193,12 +183,7 @@ func printLane(w io.Writer, v *laneView) {
 	fmt.Fprintf(w, "trigger     %s, %s, created %s\n", c.Trigger, c.Representation, c.CreatedAt)
 	fmt.Fprintf(w, "tokens      %d before, %d after, %d reclaimed (%s, counter %s)\n", c.TokensBefore, c.TokensAfter, c.TokensReclaimed, c.AccountingMethod, deref(c.AccountingCounter, "(none)"))
 	fmt.Fprintf(w, "retained    %d events\n", c.RetainedEvents)
-	names := make([]string, 0, len(c.Semantic))
-	for name := range c.Semantic {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(c.Semantic)) {
 		fmt.Fprintf(w, "semantic    %-20s %d\n", name, c.Semantic[name])
 	}
 	for _, text := range c.Objective {

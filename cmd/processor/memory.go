@@ -14,8 +14,7 @@ func init() {
 
 func runMemory(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 || args[0] != "render" {
-		fmt.Fprintln(io.err, "usage: processor memory render --scope kind:id [--max-bytes N] [--nats-url URL]")
-		return 2
+		return usageError(io, "usage: processor memory render --scope kind:id [--max-bytes N] [--nats-url URL]")
 	}
 	fs := newFlagSet("memory render", "memory render --scope kind:id [flags]", io)
 	var nf natsFlags
@@ -28,12 +27,10 @@ func runMemory(ctx context.Context, args []string, io stdio) int {
 	}
 	scope, err := facts.ParseScope(*scopeFlag)
 	if err != nil {
-		fmt.Fprintln(io.err, "processor: --scope:", err)
-		return 2
+		return usageError(io, "processor: --scope: %v", err)
 	}
 	if *maxBytes < 64 || *maxBytes > 1<<20 {
-		fmt.Fprintf(io.err, "processor: --max-bytes must be 64..1048576, got %d\n", *maxBytes)
-		return 2
+		return usageError(io, "processor: --max-bytes must be 64..1048576, got %d", *maxBytes)
 	}
 	return withFactStore(ctx, nf, "memory", *timeout, io, func(ctx context.Context, store *facts.Store) int {
 		block, err := facts.Render(ctx, store, scope, *maxBytes)

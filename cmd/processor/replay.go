@@ -85,35 +85,31 @@ func runReplay(ctx context.Context, args []string, io stdio) int {
 	}
 	name, ok := replayStreams[*stream]
 	if !ok {
-		fmt.Fprintf(io.err, "processor: --stream %q: want events, memory, requests or harvest\n", *stream)
-		return 2
+		return usageError(io, "processor: --stream %q: want events, memory, requests or harvest", *stream)
 	}
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
 	if *subject != "" {
 		cfg.FilterSubjects = []string{*subject}
 	}
 	if err := startAt(&cfg, *fromSeq, *since, time.Now()); err != nil {
-		fmt.Fprintln(io.err, "processor:", err)
-		return 2
+		return usageError(io, "processor: %v", err)
 	}
-	nc, js, err := nf.connect("replay")
-	if err != nil {
-		return fail(io, err)
-	}
-	defer nc.Close()
-	out := newReplayPrinter(io.out, *asJSON)
-	defer out.flush()
-	if workStreams[name] && !*follow {
-		// Only the processor may create consumers on the work streams
-		// (nats.conf); an auditor reads them message by message.
-		err = replayBySequence(ctx, js, name, cfg, filter, out)
-	} else {
-		err = replay(ctx, js, name, cfg, filter, *follow, out, newProgress(io.err))
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return fail(io, err)
-	}
-	return 0
+	return nf.run(ctx, "replay", 0, io, func(ctx context.Context, js jetstream.JetStream) int {
+		out := newReplayPrinter(io.out, *asJSON)
+		defer out.flush()
+		var err error
+		if workStreams[name] && !*follow {
+			// Only the processor may create consumers on the work streams
+			// (nats.conf); an auditor reads them message by message.
+			err = replayBySequence(ctx, js, name, cfg, filter, out)
+		} else {
+			err = replay(ctx, js, name, cfg, filter, *follow, out, newProgress(io.err))
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return fail(io, err)
+		}
+		return 0
+	})
 }
 
 // workStreams are the streams whose consumers belong to the processor.
@@ -144,11 +140,7 @@ func replayBySequence(ctx context.Context, js jetstream.JetStream, name string, 
 			return nil
 		}
 		if cfg.OptStartTime == nil || !msg.Time.Before(*cfg.OptStartTime) {
-			var fields messageFields
-			_ = json.Unmarshal(msg.Data, &fields)
-			if f.match(fields) {
-				out.print(replayed{Stream: name, Sequence: msg.Sequence, Subject: msg.Subject, Time: msg.Time.UTC(), Data: msg.Data}, fields)
-			}
+			out.offer(f, replayed{Stream: name, Sequence: msg.Sequence, Subject: msg.Subject, Time: msg.Time.UTC(), Data: msg.Data})
 		}
 		seq = msg.Sequence + 1
 	}
@@ -189,11 +181,7 @@ func replay(ctx context.Context, js jetstream.JetStream, name string, cfg jetstr
 	defer bar.done()
 	o := streamread.Options{Stream: name, Config: cfg, Follow: follow}
 	return streamread.Read(ctx, js, o, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
-		var fields messageFields
-		_ = json.Unmarshal(msg.Data(), &fields)
-		if f.match(fields) {
-			out.print(replayed{Stream: name, Sequence: md.Sequence.Stream, Subject: msg.Subject(), Time: md.Timestamp.UTC(), Data: msg.Data()}, fields)
-		}
+		out.offer(f, replayed{Stream: name, Sequence: md.Sequence.Stream, Subject: msg.Subject(), Time: md.Timestamp.UTC(), Data: msg.Data()})
 		bar.update(md.Sequence.Stream)
 		return nil
 	})
@@ -213,6 +201,15 @@ func newReplayPrinter(w io.Writer, asJSON bool) *replayPrinter {
 		fmt.Fprintln(p.tw, "SEQ\tTIME\tSUBJECT\tREQUEST\tLANE\tOUTCOME")
 	}
 	return p
+}
+
+// offer prints r when its message passes the filter.
+func (p *replayPrinter) offer(f replayFilter, r replayed) {
+	var fields messageFields
+	_ = json.Unmarshal(r.Data, &fields)
+	if f.match(fields) {
+		p.print(r, fields)
+	}
 }
 
 func (p *replayPrinter) print(r replayed, m messageFields) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func init() {
@@ -40,56 +41,55 @@ func runRequest(ctx context.Context, args []string, io stdio) int {
 	}
 	body, err := readInput(fs.Arg(0), io.in)
 	if err != nil {
-		fmt.Fprintln(io.err, "processor:", err)
-		return 2
+		return usageError(io, "processor: %v", err)
 	}
 	requestID, err := requestIDOf(body)
 	if err != nil {
 		return fail(io, err)
 	}
-	nc, js, err := nf.connect("request")
-	if err != nil {
-		return fail(io, err)
-	}
-	defer nc.Close()
-	ctx, cancel := withTimeout(ctx, *timeout)
-	defer cancel()
-
-	since := time.Now().Add(-time.Second)
-	ack, err := events.PublishRaw(ctx, js, requestID, body, "")
-	if err != nil {
-		return fail(io, err)
-	}
-	if *noWait {
-		if *asJSON {
-			printJSON(io.out, map[string]any{"request_id": requestID, "stream": ack.Stream, "sequence": ack.Sequence, "duplicate": ack.Duplicate})
-		} else {
-			fmt.Fprintf(io.out, "stored %s as %s #%d%s\n", requestID, ack.Stream, ack.Sequence, map[bool]string{true: " (duplicate)"}[ack.Duplicate])
+	return nf.run(ctx, "request", *timeout, io, func(ctx context.Context, js jetstream.JetStream) int {
+		since := time.Now().Add(-time.Second)
+		ack, err := events.PublishRaw(ctx, js, requestID, body, "")
+		if err != nil {
+			return fail(io, err)
+		}
+		if *noWait {
+			if *asJSON {
+				printJSON(io.out, map[string]any{"request_id": requestID, "stream": ack.Stream, "sequence": ack.Sequence, "duplicate": ack.Duplicate})
+			} else {
+				fmt.Fprintf(io.out, "stored %s as %s #%d%s\n", requestID, ack.Stream, ack.Sequence, map[bool]string{true: " (duplicate)"}[ack.Duplicate])
+			}
+			return 0
+		}
+		if ack.Duplicate {
+			// A resend: the outcome may have been published long ago.
+			if first, err := events.PublishedAt(ctx, js, ack); err == nil {
+				since = first.Add(-time.Second)
+			}
+		}
+		ev, err := events.WaitOutcome(ctx, js, requestID, since)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fail(io, fmt.Errorf("no outcome for %s within %s (is `processor serve` running?)", requestID, *timeout))
+			}
+			return fail(io, err)
+		}
+		printEvent(io.out, *asJSON, ev)
+		if ev.Failed != nil {
+			return 1
 		}
 		return 0
-	}
-	if ack.Duplicate {
-		// A resend: the outcome may have been published long ago.
-		if first, err := events.PublishedAt(ctx, js, ack); err == nil {
-			since = first.Add(-time.Second)
-		}
-	}
-	ev, err := events.WaitOutcome(ctx, js, requestID, since)
-	if err != nil {
-		if ctx.Err() != nil {
-			return fail(io, fmt.Errorf("no outcome for %s within %s (is `processor serve` running?)", requestID, *timeout))
-		}
-		return fail(io, err)
-	}
-	if *asJSON {
-		fmt.Fprintln(io.out, strings.TrimSpace(string(ev.Raw)))
+	})
+}
+
+// printEvent prints an event as the JSON line it was published as, or for
+// a person.
+func printEvent(w io.Writer, asJSON bool, ev events.Event) {
+	if asJSON {
+		fmt.Fprintln(w, strings.TrimSpace(string(ev.Raw)))
 	} else {
-		printOutcome(io.out, ev)
+		printOutcome(w, ev)
 	}
-	if ev.Failed != nil {
-		return 1
-	}
-	return 0
 }
 
 // readInput reads a file, or stdin for "-".

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -122,18 +123,15 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		return code
 	}
 	if err := cfg.topology().Validate(); err != nil {
-		fmt.Fprintln(io.err, "processor serve: --replicas or --ledger-ttl:", err)
-		return 2
+		return usageError(io, "processor serve: --replicas or --ledger-ttl: %v", err)
 	}
 	if cfg.tokenCacheEntries < 2 {
-		fmt.Fprintf(io.err, "processor serve: --token-cache-entries must be at least 2, got %d\n", cfg.tokenCacheEntries)
-		return 2
+		return usageError(io, "processor serve: --token-cache-entries must be at least 2, got %d", cfg.tokenCacheEntries)
 	}
 	log := cfg.log.logger(io.err)
 	limit, source, err := applyMemoryLimit(cfg.memoryLimit)
 	if err != nil {
-		fmt.Fprintln(io.err, "processor serve:", err)
-		return 2
+		return usageError(io, "processor serve: %v", err)
 	}
 	if limit > 0 {
 		log.Info("memory limit", "bytes", limit, "from", source)
@@ -391,12 +389,10 @@ func (m metered) Summarize(ctx context.Context, p engine.Payload) (engine.Summar
 }
 
 // mergeEnv combines environment-to-flag maps.
-func mergeEnv(maps ...map[string]string) map[string]string {
+func mergeEnv(envs ...map[string]string) map[string]string {
 	out := map[string]string{}
-	for _, m := range maps {
-		for k, v := range m {
-			out[k] = v
-		}
+	for _, m := range envs {
+		maps.Copy(out, m)
 	}
 	return out
 }

@@ -76,13 +76,6 @@ func newSummarizer(name string, f modelFlags) (engine.Summarizer, error) {
 	}
 }
 
-// defaultModelFlags are the flag defaults, for callers without a flag set.
-func defaultModelFlags() modelFlags {
-	var m modelFlags
-	m.register(flag.NewFlagSet("model", flag.ContinueOnError))
-	return m
-}
-
 // secretFlag is a string flag whose value never appears in help output.
 type secretFlag struct{ value string }
 

@@ -141,3 +141,10 @@ func TestWrappersKeepALocalSummarizerLocal(t *testing.T) {
 		}
 	}
 }
+
+// defaultModelFlags are the flag defaults, for callers without a flag set.
+func defaultModelFlags() modelFlags {
+	var m modelFlags
+	m.register(flag.NewFlagSet("model", flag.ContinueOnError))
+	return m
+}

@@ -91,8 +91,7 @@ func natsURLGiven(fs *flag.FlagSet) bool {
 func validateRequestFile(ctx context.Context, o validateOptions, io stdio) int {
 	body, err := readRequest(o.path, io.in)
 	if err != nil {
-		fmt.Fprintln(io.err, "processor request validate:", err)
-		return 2
+		return usageError(io, "processor request validate: %v", err)
 	}
 	v := validateRequest(ctx, body, o, time.Now())
 	if o.asJSON {
@@ -220,13 +219,11 @@ const maxEventsObjectBytes = 64 << 20
 // loadEventsObject reads the claim-checked events from the server, as the
 // processor would, and decodes them as the engine does.
 func loadEventsObject(ctx context.Context, o validateOptions, name string) ([]engine.InputEvent, error) {
-	nc, js, err := o.nats.connect("request validate")
+	ctx, js, done, err := o.nats.dial(ctx, "request validate", o.timeout)
 	if err != nil {
 		return nil, err
 	}
-	defer nc.Close()
-	ctx, cancel := withTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	store, err := js.ObjectStore(ctx, topology.ObjectLanes)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", topology.ObjectLanes, err)
