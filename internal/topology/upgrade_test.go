@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/audit"
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/lanes"
@@ -81,8 +82,12 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	if h := head(t, ls, prevStored); h != nil {
 		t.Fatalf("%s head moved in the fixture: %+v", prevStored, h)
 	}
-	if en := entry(t, led, prevStored); en == nil || en.State != ledger.Stored || en.Plan == nil || en.Checkpoint == nil {
-		t.Fatalf("%s ledger: %+v", prevStored, en)
+	storedEntry := entry(t, led, prevStored)
+	if storedEntry == nil || storedEntry.State != ledger.Stored || storedEntry.Plan == nil || storedEntry.Checkpoint == nil {
+		t.Fatalf("%s ledger: %+v", prevStored, storedEntry)
+	}
+	if cp, err := ls.GetCheckpoint(ctx, prevStored); err != nil || cp == nil || cp.Hash != storedEntry.Checkpoint.Hash {
+		t.Fatalf("%s checkpoint %+v: %v", prevStored, cp, err)
 	}
 	if en := entry(t, led, prevFailed); en == nil || en.State != ledger.Failed || en.Retryable {
 		t.Fatalf("%s ledger: %+v", prevFailed, en)
@@ -176,6 +181,15 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	})
 	if n := len(streamMsgs(t, js, topology.StreamHarvest)); n != len(harvested) {
 		t.Fatalf("%d harvest jobs after the harvest, want %d", n, len(harvested))
+	}
+
+	// Old and new links make one hash chain per lane.
+	report, err := audit.Verify(ctx, js, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !report.OK() || len(report.Lanes) != 3 || report.Events != 4 {
+		t.Fatalf("audit: %+v", report)
 	}
 }
 
