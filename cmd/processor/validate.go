@@ -109,7 +109,8 @@ func validateRequestFile(ctx context.Context, o validateOptions, io stdio) int {
 // makes them: the pipeline's envelope, the deadline, then the engine's
 // decoding, validation and plan.
 func validateRequest(ctx context.Context, body []byte, o validateOptions, now time.Time) *validation {
-	v := &validation{RequestID: requestIDHint(body)}
+	id, _ := requestIDOf(body) // named in the output when there is one
+	v := &validation{RequestID: id}
 	env, err := consumer.CheckRequest(body, 0)
 	if err != nil {
 		return v.failed(err)
@@ -204,12 +205,6 @@ func (v *validation) outcome() string {
 	default:
 		return fmt.Sprintf("would be %s: %d -> %d tokens", v.Status, *v.TokensBefore, *v.TokensAfter)
 	}
-}
-
-// requestIDHint is the request_id to name in the output, if any.
-func requestIDHint(body []byte) string {
-	id, _ := requestIDOf(body)
-	return id
 }
 
 // maxEventsObjectBytes is the processor's default bound on an events
