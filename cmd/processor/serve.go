@@ -83,7 +83,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.processor.OnUncertain, "on-uncertain", c.processor.OnUncertain, "when an earlier model call may still run: retry (after its deadline) or fail (provider_attempt_uncertain)")
 	fs.DurationVar(&c.processor.AttemptTimeout, "attempt-timeout", c.processor.AttemptTimeout, "bound of one attempt of a request, model calls included")
 	fs.DurationVar(&c.processor.DrainTimeout, "drain-timeout", c.processor.DrainTimeout, "on shutdown, how long in-flight requests may finish before they are handed back")
-	fs.IntVar(&c.tokenCacheEntries, "token-cache-entries", defaultTokenCacheEntries, "token counts of events kept across requests, shared by all workers, so that a resent lane is not counted again; hold at least the events of the lanes compacted between two requests of one lane (about 430 bytes each: 86 MB when the default is full; used only for requests that name a tokenizer)")
+	fs.IntVar(&c.tokenCacheEntries, "token-cache-entries", defaultTokenCacheEntries, "token counts of events kept across requests, shared by all workers, so that a resent lane is not counted again; hold at least the events of the lanes compacted between two requests of one lane (about 80 bytes each: 16 MB when the default is full; used only for requests that name a tokenizer)")
 
 	c.harvest = facts.DefaultConfig()
 	fs.IntVar(&c.harvest.Workers, "harvest-workers", c.harvest.Workers, "harvest jobs this process works on at once")

@@ -126,7 +126,7 @@ func TestTokenCacheBytesPerEntry(t *testing.T) {
 }
 
 // statedBytesPerEntry is the cost --token-cache-entries's help states.
-const statedBytesPerEntry = 430
+const statedBytesPerEntry = 80
 
 // TestServeTokenCacheEntriesIsHonoured builds serve's cache from its flags
 // and environment and checks what it holds of a lane by the memory it keeps.
