@@ -7,7 +7,7 @@ import (
 
 // The types below describe the JSON objects that Request and Activated carry
 // as json.RawMessage: a client decodes them from, or encodes them into,
-// those fields. Most are Cairn's own types, so that what a client builds is
+// those fields. All are Cairn's own types, so that what a client builds is
 // what Cairn reads, and schemas/ is generated from their tags.
 
 // Policy is the compaction policy (Request.Policy). Every field may be
