@@ -26,11 +26,13 @@ const (
 	stepLedgerFinal      = "ledger_final"
 )
 
-// crashSteps lists every commit step in order, for crash tests. The ledger
-// and checkpoint writes run concurrently (recordPlan), and so do the last
-// two steps (finishActivation): a crash at ledger_stored may find the
-// checkpoint stored or not, and one at either of the last two may find the
-// other done or not.
+// crashSteps lists every commit step in order, for crash tests. The first
+// two are a remote summarizer's only: a local one records neither a model
+// call nor a plan in the ledger (storeLocalPlan). The ledger and checkpoint
+// writes run concurrently (recordPlan), and so do the last two steps
+// (finishActivation): a crash at ledger_stored may find the checkpoint
+// stored or not, and one at either of the last two may find the other done
+// or not.
 var crashSteps = []string{stepSummaryRequested, stepLedgerStored, stepCheckpointStored, stepHeadAdvanced, stepOutboxPublished, stepLedgerFinal}
 
 // compact is the innermost handler: it runs one request to its outcome.
@@ -110,7 +112,12 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 		ID: req.RequestID, Hash: res.CheckpointHash, ParentID: req.parent(), ParentHash: headHash(head),
 		Generation: plan.Generation, Body: res.Checkpoint,
 	}
-	if err := p.recordPlan(ctx, d, plan, res.CutEventIDs, cp, rs.usageJSON()); err != nil {
+	if rs.local && d.unrecorded() {
+		plan, err = p.storeLocalPlan(ctx, d, plan, res.CutEventIDs, cp, evs)
+	} else {
+		err = p.recordPlan(ctx, d, plan, res.CutEventIDs, cp, rs.usageJSON())
+	}
+	if err != nil {
 		return err
 	}
 	err = p.stage("activate", func() error { return p.activate(ctx, d, plan) })
@@ -153,6 +160,75 @@ func (p *Processor) recordPlan(ctx context.Context, d *delivery, plan *lanes.Hea
 		return err
 	}
 	return p.crashPoint(stepCheckpointStored)
+}
+
+// storeLocalPlan stores the checkpoint of a plan a local summarizer made,
+// with the plan in the same record, and returns the plan to activate. The
+// ledger is not written: a local summarizer charges nothing, so a crash
+// before the head moves costs only a recompute, and the checkpoint's
+// insert decides which of two computations of the request wins. A
+// checkpoint already stored with a plan of the same request body is an
+// earlier delivery's, and its plan is the one activated (a recompute would
+// differ in created_at); one without a plan is a leftover no head refers
+// to (recordPlan), and a plan of another body under this id is
+// request_id_conflict.
+func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes.Head, cutIDs []string, cp *lanes.Checkpoint, evs laneEvents) (*lanes.Head, error) {
+	cp.Plan, cp.HarvestCut = withoutHarvestJob(plan, cutIDs)
+	cp.RequestHash = d.contentHash()
+	stored, err := p.lanes.InsertCheckpoint(ctx, cp)
+	switch {
+	case err != nil:
+		return nil, err
+	case stored == nil:
+	case stored.Plan == nil:
+		if err := p.lanes.ReplaceCheckpoint(ctx, cp); err != nil {
+			return nil, err
+		}
+	default:
+		if plan, err = p.adoptPlan(ctx, d, stored, evs); err != nil {
+			return nil, err
+		}
+	}
+	return plan, p.crashPoint(stepCheckpointStored)
+}
+
+// adoptPlan returns the plan stored with a local summarizer's checkpoint,
+// with its harvest job rebuilt from the request's events, after checking
+// that the same request body made it.
+func (p *Processor) adoptPlan(ctx context.Context, d *delivery, stored *lanes.Checkpoint, evs laneEvents) (*lanes.Head, error) {
+	if stored.RequestHash != d.contentHash() {
+		d.conflict = true
+		return nil, errcode.WithDetails(errcode.RequestIDConflict, "request_id was used with a different body",
+			map[string]any{"request_id": d.req.RequestID})
+	}
+	if len(stored.HarvestCut) == 0 {
+		return stored.Plan, nil
+	}
+	job, err := buildHarvestRecord(d.req, d.req.RequestID, evs, stored.HarvestCut, d.traceparent)
+	if err != nil {
+		return nil, err
+	}
+	full := *stored.Plan
+	full.Outbox = append(slices.Clone(stored.Plan.Outbox), job)
+	return &full, nil
+}
+
+// localPlan returns the plan a local summarizer stored with this request's
+// checkpoint, or nil when there is none. Only a request the ledger has no
+// entry for can have one, so others are not looked up.
+func (p *Processor) localPlan(ctx context.Context, d *delivery) (*lanes.Head, error) {
+	if !d.unrecorded() {
+		return nil, nil
+	}
+	stored, err := p.lanes.GetCheckpoint(ctx, d.req.RequestID)
+	if err != nil || stored == nil || stored.Plan == nil {
+		return nil, err
+	}
+	evs, err := p.loadEvents(ctx, d.req)
+	if err != nil {
+		return nil, err
+	}
+	return p.adoptPlan(ctx, d, stored, evs)
 }
 
 // commitStored resumes a request the ledger has at stored: it stores the
@@ -236,6 +312,18 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 		return true, p.finishActivated(ctx, d, head)
 	}
 	if active != req.parent() {
+		// A local summarizer's earlier delivery may have activated this
+		// request before the lane moved on without recording it.
+		plan, err := p.localPlan(ctx, d)
+		if err != nil {
+			return false, err
+		}
+		if plan != nil {
+			if err := p.enterCommit(ctx, d); err != nil {
+				return true, err
+			}
+			return true, p.activate(ctx, d, plan)
+		}
 		return false, staleHead(req, active, "parent_checkpoint_id is not the lane's active checkpoint")
 	}
 	if req.PreviousSemantic != nil {
@@ -476,6 +564,13 @@ func (p *Processor) deliverOutbox(ctx context.Context, lane lanes.Lane, written 
 func (p *Processor) finishActivated(ctx context.Context, d *delivery, head *lanes.Head) error {
 	if d.entry.Plan != nil {
 		return p.finishActivation(ctx, d, d.entry.Plan, nil, 0)
+	}
+	plan, err := p.localPlan(ctx, d)
+	if err != nil {
+		return err
+	}
+	if plan != nil {
+		return p.finishActivation(ctx, d, plan, nil, 0)
 	}
 	return errcode.WithDetails(errcode.Internal, "the lane head is this request's checkpoint but the ledger has no record of it",
 		map[string]any{"checkpoint_id": head.CheckpointID})

@@ -342,52 +342,67 @@ func contractSlowModel(t *testing.T, e *env) {
 
 // contractCrash stops the processor after each commit step in turn, starts
 // a fresh one, and checks that the request ends in exactly one terminal
-// event with its head moved exactly once.
+// event with its head moved exactly once. It runs every step of both
+// commit paths: a remote summarizer's, whose plan is in the ledger, and a
+// local one's, whose plan is stored with its checkpoint (and which has no
+// summary_requested or ledger_stored step).
 func contractCrash(t *testing.T, e *env) {
-	for _, step := range crashSteps {
-		t.Run(step, func(t *testing.T) {
-			cfg := testConfig()
-			var hit atomic.Bool
-			cfg.crashAt = func(s string) bool { return s == step && hit.CompareAndSwap(false, true) }
-			id, lane := "crash-"+step, "crash-"+step
-			var s engine.Summarizer // the default: the offline one with the real engine
-			if step == stepSummaryRequested {
-				s = e.remoteSummarizer() // a local summarizer's calls are not recorded
+	for _, remote := range []bool{true, false} {
+		for _, step := range crashSteps {
+			if !remote && (step == stepSummaryRequested || step == stepLedgerStored) {
+				continue
 			}
-			first := e.start(t, cfg, nil, s)
-			spec := reqSpec{id: id, lane: lane}
-			body := e.body(spec)
-			e.publish(t, body, spec.id)
-			if err := first.wait(t); err == nil {
-				t.Fatalf("processor did not stop at %s", step)
+			name := "local/" + step
+			if remote {
+				name = "remote/" + step
 			}
-			second := e.start(t, testConfig(), nil, s)
-			ev := onlyEvent(t, e.awaitOutcome(t, id))
-			if ev.str("kind") != "activated" {
-				t.Fatalf("after crash at %s: %v", step, ev.Body)
-			}
-			h := e.head(t, laneOf(lane))
-			if h == nil || h.CheckpointID != id || h.Generation != 1 {
-				t.Fatalf("head after crash at %s: %+v", step, h)
-			}
-			testenv.Eventually(t, waitLong, func() error {
-				if en := e.ledgerEntry(t, id); en.State != ledger.Activated {
-					return fmt.Errorf("ledger state %s", en.State)
-				}
-				if h := e.head(t, laneOf(lane)); len(h.Outbox) != 0 {
-					return fmt.Errorf("%d outbox records left", len(h.Outbox))
-				}
-				return nil
-			})
-			// Let redeliveries settle, then check again that nothing doubled.
-			second.stop()
-			if err := second.wait(t); err != nil {
-				t.Fatal(err)
-			}
-			onlyEvent(t, e.eventsFor(t, id))
-			checkHarvestJob(t, e, id, body)
-		})
+			t.Run(name, func(t *testing.T) { crashAndRestart(t, e, step, remote) })
+		}
 	}
+}
+
+func crashAndRestart(t *testing.T, e *env, step string, remote bool) {
+	cfg := testConfig()
+	var hit atomic.Bool
+	cfg.crashAt = func(s string) bool { return s == step && hit.CompareAndSwap(false, true) }
+	id, lane := "crash-"+step, "crash-"+step
+	var s engine.Summarizer // the default: the offline one with the real engine
+	if remote {
+		s = e.remoteSummarizer() // a local summarizer's calls are not recorded
+		id, lane = "crash-remote-"+step, "crash-remote-"+step
+	}
+	first := e.start(t, cfg, nil, s)
+	spec := reqSpec{id: id, lane: lane}
+	body := e.body(spec)
+	e.publish(t, body, spec.id)
+	if err := first.wait(t); err == nil {
+		t.Fatalf("processor did not stop at %s", step)
+	}
+	second := e.start(t, testConfig(), nil, s)
+	ev := onlyEvent(t, e.awaitOutcome(t, id))
+	if ev.str("kind") != "activated" {
+		t.Fatalf("after crash at %s: %v", step, ev.Body)
+	}
+	h := e.head(t, laneOf(lane))
+	if h == nil || h.CheckpointID != id || h.Generation != 1 {
+		t.Fatalf("head after crash at %s: %+v", step, h)
+	}
+	testenv.Eventually(t, waitLong, func() error {
+		if en := e.ledgerEntry(t, id); en == nil || en.State != ledger.Activated {
+			return fmt.Errorf("ledger entry %+v", en)
+		}
+		if h := e.head(t, laneOf(lane)); len(h.Outbox) != 0 {
+			return fmt.Errorf("%d outbox records left", len(h.Outbox))
+		}
+		return nil
+	})
+	// Let redeliveries settle, then check again that nothing doubled.
+	second.stop()
+	if err := second.wait(t); err != nil {
+		t.Fatal(err)
+	}
+	onlyEvent(t, e.eventsFor(t, id))
+	checkHarvestJob(t, e, id, body)
 }
 
 // checkHarvestJob checks that the request's harvest job was queued once and

@@ -131,6 +131,21 @@ func (p *Processor) checkUncertain(entry *ledger.Entry) error {
 	return nil
 }
 
+// unrecorded reports whether the ledger holds nothing of this request yet:
+// its entry is the one dedupe made up, still to be created.
+func (d *delivery) unrecorded() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.rev == 0
+}
+
+// contentHash is the request body's hash, as the ledger records it.
+func (d *delivery) contentHash() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.entry.ContentHash
+}
+
 func (d *delivery) setEntry(e *ledger.Entry, rev uint64) {
 	d.mu.Lock()
 	d.entry, d.rev = e, rev

@@ -149,10 +149,11 @@ func TestEngineCompactorCutEntriesMatchEvents(t *testing.T) {
 
 var _ LocalSummarizer = (*offline.Summarizer)(nil)
 
-// A new request's first ledger write is its stored plan when the
-// summarizer is local (its calls leave nothing uncertain) and
-// summary_requested when it is remote (recorded before the call); there is
-// no "started" write. Only the last revision of an entry is kept.
+// A request whose summarizer is local is written to the ledger once, with
+// its outcome: its calls leave nothing uncertain and its plan is stored
+// with its checkpoint. A remote one's first write is summary_requested
+// (recorded before the call), then its stored plan. There is no "started"
+// write. Only the last revision of an entry is kept.
 func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 	e := singleEnv(t)
 	e.realEngine = true
@@ -161,7 +162,7 @@ func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 		s    engine.Summarizer
 		want []ledger.State
 	}{
-		{"local", offline.New(offline.DefaultOptions()), []ledger.State{ledger.Stored, ledger.Activated}},
+		{"local", offline.New(offline.DefaultOptions()), []ledger.State{ledger.Activated}},
 		{"remote", &testSummarizer{inner: offline.New(offline.DefaultOptions())},
 			[]ledger.State{ledger.SummaryRequested, ledger.Stored, ledger.Activated}},
 	}

@@ -187,6 +187,15 @@ type Checkpoint struct {
 	Generation int64 `json:"generation"`
 	// Body is the checkpoint's persistence map (subjects.md, activated).
 	Body json.RawMessage `json:"checkpoint"`
+	// The plan of a checkpoint a local summarizer made: the head it
+	// activates (without its harvest job), the cut events that rebuild
+	// that job, and the content hash of the request that made it. For such
+	// a request the checkpoint is the plan's only record before the head
+	// moves (docs/architecture.md, "The commit path"); checkpoints made
+	// through the ledger's stored plan leave these empty.
+	Plan        *Head    `json:"plan,omitempty"`
+	HarvestCut  []string `json:"harvest_cut,omitempty"`
+	RequestHash string   `json:"request_hash,omitempty"`
 }
 
 // keyValue is c's key in the checkpoints bucket and its stored bytes.
@@ -224,6 +233,36 @@ func (s *Store) PutCheckpoint(ctx context.Context, c *Checkpoint) error {
 			"a different checkpoint is already stored under this id", map[string]any{"checkpoint_id": c.ID})
 	}
 	return nil
+}
+
+// InsertCheckpoint stores c under its id unless a checkpoint is already
+// there, and then returns the stored one when its bytes differ from c's
+// (nil when c was stored or was already there byte for byte). It is the
+// insert half of PutCheckpoint for a caller that decides what a differing
+// checkpoint means.
+func (s *Store) InsertCheckpoint(ctx context.Context, c *Checkpoint) (*Checkpoint, error) {
+	key, value, err := c.keyValue()
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.checkpoints.Create(ctx, key, value)
+	if err == nil {
+		return nil, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return nil, fmt.Errorf("lanes: store checkpoint: %w", err)
+	}
+	entry, err := get(ctx, s.checkpoints, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w: checkpoint %s deleted while stored", ErrConflict, c.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lanes: verify checkpoint: %w", err)
+	}
+	if bytes.Equal(entry.Value(), value) {
+		return nil, nil
+	}
+	return decodeCheckpoint(entry.Value())
 }
 
 // ReplaceCheckpoint stores c under its id whatever is stored there, by
@@ -271,8 +310,12 @@ func (s *Store) GetCheckpoint(ctx context.Context, id string) (*Checkpoint, erro
 	if err != nil {
 		return nil, fmt.Errorf("lanes: read checkpoint: %w", err)
 	}
+	return decodeCheckpoint(entry.Value())
+}
+
+func decodeCheckpoint(value []byte) (*Checkpoint, error) {
 	var c Checkpoint
-	if err := json.Unmarshal(entry.Value(), &c); err != nil {
+	if err := json.Unmarshal(value, &c); err != nil {
 		return nil, errcode.Wrap(errcode.Internal, "stored checkpoint is corrupt", err)
 	}
 	return &c, nil
