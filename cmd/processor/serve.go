@@ -203,6 +203,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	cfg.harvest.Metrics = metrics
+	cfg.harvest.Requests = proc // harvest jobs name the request they cut
 	harvester, err := facts.NewWorker(js, factStore, cfg.harvest)
 	if err != nil {
 		return err

@@ -104,7 +104,7 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if res.Status == StatusSkipped {
 		return p.skip(ctx, d, res, rs)
 	}
-	plan, err := p.plan(d, head, res, evs)
+	plan, err := p.plan(d, head, res)
 	if err != nil {
 		return err
 	}
@@ -113,9 +113,9 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 		Generation: plan.Generation, Body: res.Checkpoint,
 	}
 	if rs.local && d.unrecorded() {
-		plan, err = p.storeLocalPlan(ctx, d, plan, res.CutEventIDs, cp, evs)
+		plan, err = p.storeLocalPlan(ctx, d, plan, cp)
 	} else {
-		err = p.recordPlan(ctx, d, plan, res.CutEventIDs, cp, rs.usageJSON())
+		err = p.recordPlan(ctx, d, plan, cp, rs.usageJSON())
 	}
 	if err != nil {
 		return err
@@ -127,21 +127,19 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	return err
 }
 
-// recordPlan records the plan in the ledger (state stored, without its
-// harvest job) and stores its checkpoint, both at once: the plan is what
+// recordPlan records the plan in the ledger (state stored) and stores its checkpoint, both at once: the plan is what
 // makes a redelivery repeat these bytes instead of recomputing a checkpoint
 // whose model output or created_at would differ, and it decides what a
 // checkpoint under this id may be. A checkpoint whose plan never reached
 // the ledger (a crash between the two writes, or a concurrent delivery that
 // lost the ledger's compare-and-swap) is therefore a leftover no head
 // refers to, and the plan's holder replaces it (storeCheckpoint).
-func (p *Processor) recordPlan(ctx context.Context, d *delivery, plan *lanes.Head, cutIDs []string, cp *lanes.Checkpoint, usage json.RawMessage) error {
-	recorded, cut := withoutHarvestJob(plan, cutIDs)
+func (p *Processor) recordPlan(ctx context.Context, d *delivery, plan *lanes.Head, cp *lanes.Checkpoint, usage json.RawMessage) error {
 	var recordErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		recordErr = p.updateEntry(ctx, d, func(e *ledger.Entry) {
-			e.State, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Stored, recorded, cp, cut
+			e.State, e.Plan, e.Checkpoint = ledger.Stored, plan, cp
 			closeAttempt(e, usage)
 		})
 		if recordErr == nil {
@@ -172,9 +170,8 @@ func (p *Processor) recordPlan(ctx context.Context, d *delivery, plan *lanes.Hea
 // differ in created_at); one without a plan is a leftover no head refers
 // to (recordPlan), and a plan of another body under this id is
 // request_id_conflict.
-func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes.Head, cutIDs []string, cp *lanes.Checkpoint, evs laneEvents) (*lanes.Head, error) {
-	cp.Plan, cp.HarvestCut = withoutHarvestJob(plan, cutIDs)
-	cp.RequestHash = d.contentHash()
+func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes.Head, cp *lanes.Checkpoint) (*lanes.Head, error) {
+	cp.Plan, cp.RequestHash = plan, d.contentHash()
 	stored, err := p.lanes.InsertCheckpoint(ctx, cp)
 	switch {
 	case err != nil:
@@ -185,7 +182,7 @@ func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes
 			return nil, err
 		}
 	default:
-		if plan, err = p.adoptPlan(ctx, d, stored, evs); err != nil {
+		if plan, err = p.adoptPlan(d, stored); err != nil {
 			return nil, err
 		}
 	}
@@ -193,24 +190,14 @@ func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes
 }
 
 // adoptPlan returns the plan stored with a local summarizer's checkpoint,
-// with its harvest job rebuilt from the request's events, after checking
-// that the same request body made it.
-func (p *Processor) adoptPlan(ctx context.Context, d *delivery, stored *lanes.Checkpoint, evs laneEvents) (*lanes.Head, error) {
+// after checking that the same request body made it.
+func (p *Processor) adoptPlan(d *delivery, stored *lanes.Checkpoint) (*lanes.Head, error) {
 	if stored.RequestHash != d.contentHash() {
 		d.conflict = true
 		return nil, errcode.WithDetails(errcode.RequestIDConflict, "request_id was used with a different body",
 			map[string]any{"request_id": d.req.RequestID})
 	}
-	if len(stored.HarvestCut) == 0 {
-		return stored.Plan, nil
-	}
-	job, err := buildHarvestRecord(d.req, d.req.RequestID, evs, stored.HarvestCut, d.traceparent)
-	if err != nil {
-		return nil, err
-	}
-	full := *stored.Plan
-	full.Outbox = append(slices.Clone(stored.Plan.Outbox), job)
-	return &full, nil
+	return stored.Plan, nil
 }
 
 // localPlan returns the plan a local summarizer stored with this request's
@@ -224,16 +211,13 @@ func (p *Processor) localPlan(ctx context.Context, d *delivery) (*lanes.Head, er
 	if err != nil || stored == nil || stored.Plan == nil {
 		return nil, err
 	}
-	evs, err := p.loadEvents(ctx, d.req)
-	if err != nil {
-		return nil, err
-	}
-	return p.adoptPlan(ctx, d, stored, evs)
+	return p.adoptPlan(d, stored)
 }
 
 // commitStored resumes a request the ledger has at stored: it stores the
-// plan's checkpoint and activates the plan, with its harvest job rebuilt
-// from the request's events.
+// plan's checkpoint and activates the plan. A plan an earlier release
+// stored without its harvest job (HarvestCut) gets the job back, pointing
+// to this delivery's request.
 func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 	d.mu.Lock()
 	plan, cp, cut := d.entry.Plan, d.entry.Checkpoint, d.entry.HarvestCut
@@ -242,10 +226,13 @@ func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 		return errcode.New(errcode.Internal, "stored request has no plan or checkpoint")
 	}
 	if len(cut) > 0 {
-		var err error
-		if plan, err = p.withHarvestJob(ctx, d, plan, cut); err != nil {
+		job, err := harvestRecord(d.req, d.req.RequestID, cut, d.streamSeq, d.traceparent)
+		if err != nil {
 			return err
 		}
+		full := *plan
+		full.Outbox = append(slices.Clone(plan.Outbox), job)
+		plan = &full
 	}
 	if err := p.storeCheckpoint(ctx, cp); err != nil {
 		return err
@@ -265,36 +252,6 @@ func (p *Processor) storeCheckpoint(ctx context.Context, cp *lanes.Checkpoint) e
 		err = p.lanes.ReplaceCheckpoint(ctx, cp)
 	}
 	return err
-}
-
-// withoutHarvestJob returns the plan the ledger records: plan without its
-// harvest job, and the cut events that rebuild the job (nil when plan has
-// none). The job's transcript is most of a plan's bytes, and the request
-// that can rebuild it comes with every redelivery.
-func withoutHarvestJob(plan *lanes.Head, cutIDs []string) (*lanes.Head, []string) {
-	i := slices.IndexFunc(plan.Outbox, func(r outbox.Record) bool { return r.Subject == topology.SubjectHarvest })
-	if i < 0 {
-		return plan, nil
-	}
-	recorded := *plan
-	recorded.Outbox = slices.Delete(slices.Clone(plan.Outbox), i, i+1)
-	return &recorded, cutIDs
-}
-
-// withHarvestJob returns plan with the harvest job of the cut events
-// appended, built from the request's events as when the plan was made.
-func (p *Processor) withHarvestJob(ctx context.Context, d *delivery, plan *lanes.Head, cut []string) (*lanes.Head, error) {
-	lane, err := p.loadEvents(ctx, d.req)
-	if err != nil {
-		return nil, err
-	}
-	job, err := buildHarvestRecord(d.req, d.req.RequestID, lane, cut, d.traceparent)
-	if err != nil {
-		return nil, err
-	}
-	full := *plan
-	full.Outbox = append(slices.Clone(plan.Outbox), job)
-	return &full, nil
 }
 
 // checkFence enforces the parent fence (docs/request.md, "Lanes, heads and
@@ -388,7 +345,7 @@ func (p *Processor) activeSemantic(ctx context.Context, head *lanes.Head) (json.
 // plan builds the head this request activates and the records it carries:
 // the activated event, and the harvest job for a compacted result unless the
 // request turned harvesting off.
-func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, lane laneEvents) (*lanes.Head, error) {
+func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result) (*lanes.Head, error) {
 	req := d.req
 	gen := int64(1)
 	if head != nil {
@@ -416,13 +373,7 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result, lane laneEv
 	activated := newRecord(topology.SubjectActivated, id, payload, d.traceparent)
 	records := []outbox.Record{activated}
 	if res.Status == StatusCompacted && req.harvest().HarvestEnabled() && len(res.CutEventIDs) > 0 {
-		var job outbox.Record
-		var err error
-		if res.CutEntries != nil {
-			job, err = harvestRecord(req, req.RequestID, res.CutEntries, d.traceparent)
-		} else {
-			job, err = buildHarvestRecord(req, req.RequestID, lane, res.CutEventIDs, d.traceparent)
-		}
+		job, err := harvestRecord(req, req.RequestID, res.CutEventIDs, d.streamSeq, d.traceparent)
 		if err != nil {
 			return nil, err
 		}

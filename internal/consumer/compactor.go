@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/facts"
 )
 
 // Compactor runs the compaction engine for one request. The processor owns
@@ -76,13 +75,9 @@ type Result struct {
 	// processor stores it only if the checkpoint becomes active.
 	NextState json.RawMessage
 	// CutEventIDs are the events the summary replaced (the summarized prefix),
-	// in order; the harvest job is built from their original form.
+	// in order; the harvest job names them, and the harvester reads their
+	// original form from the request.
 	CutEventIDs []string
-	// CutEntries, when the compactor has the request's events decoded, are
-	// the cut events in their original form (id, role, content, tool name),
-	// in CutEventIDs' order, for the harvest transcript; nil makes the
-	// processor decode them from the events.
-	CutEntries []facts.Entry
 }
 
 // Result statuses.

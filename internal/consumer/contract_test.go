@@ -1,8 +1,8 @@
 package consumer
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -99,7 +100,7 @@ func contractActivate(t *testing.T, e *env) {
 			job = &j
 		}
 	}
-	if job == nil || job.str("conversation_id") != "thread-act" || job.str("transcript") == "" {
+	if job == nil || job.str("conversation_id") != "thread-act" || job.num("request_seq") == 0 {
 		t.Fatalf("harvest job missing or incomplete: %+v", job)
 	}
 	// Events go out before the ledger records the outcome: poll.
@@ -406,8 +407,9 @@ func crashAndRestart(t *testing.T, e *env, step string, remote bool) {
 }
 
 // checkHarvestJob checks that the request's harvest job was queued once and
-// is the job its events give: the ledger does not record the job, so a
-// request resumed from its stored plan rebuilds it from the request.
+// is the pointer job of its cut: it names the request it was made from by
+// its stream sequence, and the cut events are the request's events the
+// activated checkpoint did not retain.
 func checkHarvestJob(t *testing.T, e *env, id string, body []byte) {
 	t.Helper()
 	var jobs []event
@@ -419,23 +421,35 @@ func checkHarvestJob(t *testing.T, e *env, id string, body []byte) {
 	if len(jobs) != 1 {
 		t.Fatalf("%d harvest jobs for %s, want 1", len(jobs), id)
 	}
-	var cut []string
-	for _, v := range jobs[0].Body["entry_ids"].([]any) {
-		cut = append(cut, v.(string))
+	job := jobs[0]
+	if job.num("v") != facts.PointerJobVersion || job.Body["transcript"] != nil {
+		t.Fatalf("harvest job of %s is not a pointer job: %v", id, job.Body)
 	}
-	req, err := decodeEnvelope(body)
+	stream, err := e.js.Stream(context.Background(), topology.StreamRequests)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := buildHarvestRecord(req, id, laneEvents{list: req.Events.([]any)}, cut, "")
-	if err != nil {
-		t.Fatal(err)
+	msg, err := stream.GetMsg(context.Background(), uint64(job.num("request_seq")))
+	if err != nil || !bytes.Equal(msg.Data, body) {
+		t.Fatalf("request_seq %d of %s's job names another message (%v)", job.num("request_seq"), id, err)
 	}
-	var wantBody map[string]any
-	if err := json.Unmarshal(want.Payload, &wantBody); err != nil {
-		t.Fatal(err)
+	retained := map[string]bool{}
+	for _, v := range onlyEvent(t, e.awaitOutcome(t, id)).Body["retained_event_ids"].([]any) {
+		retained[v.(string)] = true
 	}
-	if len(cut) == 0 || !reflect.DeepEqual(jobs[0].Body, wantBody) {
-		t.Fatalf("harvest job of %s:\n got %v\nwant %v", id, jobs[0].Body, wantBody)
+	var want []any
+	var m struct {
+		Events []struct {
+			EventID string `json:"event_id"`
+		} `json:"events"`
+	}
+	mustJSON(t, body, &m)
+	for _, ev := range m.Events {
+		if !retained[ev.EventID] {
+			want = append(want, ev.EventID)
+		}
+	}
+	if len(want) == 0 || !reflect.DeepEqual(job.Body["entry_ids"], want) {
+		t.Fatalf("harvest job of %s cuts %v, want %v", id, job.Body["entry_ids"], want)
 	}
 }

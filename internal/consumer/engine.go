@@ -8,7 +8,6 @@ import (
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/semantic"
 )
 
@@ -146,14 +145,6 @@ func resultOf(req *engine.Request, res *engine.Result) (*Result, error) {
 		for _, e := range req.Events {
 			if !retained[e.EventID] {
 				out.CutEventIDs = append(out.CutEventIDs, e.EventID)
-				entry := facts.Entry{ID: e.EventID, Role: e.Role}
-				if e.Content != nil {
-					entry.Content = *e.Content
-				}
-				if name, ok := e.Tool["name"].(string); ok {
-					entry.ToolName = name
-				}
-				out.CutEntries = append(out.CutEntries, entry)
 			}
 		}
 	}

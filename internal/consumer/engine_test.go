@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -121,29 +120,6 @@ func TestEnginePreviousSemanticFence(t *testing.T) {
 	e.publish(t, engineBody(t, "ps-4", "ps", "ps-2", 40, sem2), "ps-4")
 	if ev := onlyEvent(t, e.awaitOutcome(t, "ps-4")); ev.str("kind") != "activated" || ev.num("generation") != 3 {
 		t.Fatalf("current previous_semantic: %v", ev.Body)
-	}
-}
-
-// The engine's cut entries are what the processor would decode from the
-// request's events: the harvest job is the same either way.
-func TestEngineCompactorCutEntriesMatchEvents(t *testing.T) {
-	body := engineBody(t, "cut-0", "cut", "", 40, nil)
-	var m map[string]json.RawMessage
-	mustJSON(t, body, &m)
-	res, err := EngineCompactor{}.Compact(context.Background(), Input{Body: body, Events: m["events"]},
-		offline.New(offline.DefaultOptions()), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != StatusCompacted || len(res.CutEventIDs) == 0 {
-		t.Fatalf("status %s, %d cut", res.Status, len(res.CutEventIDs))
-	}
-	want, err := cutEntries(laneEvents{raw: m["events"]}, res.CutEventIDs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(res.CutEntries, want) {
-		t.Fatalf("cut entries differ:\n got %+v\nwant %+v", res.CutEntries, want)
 	}
 }
 

@@ -1,7 +1,11 @@
 package consumer
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/facts"
@@ -9,28 +13,46 @@ import (
 	"github.com/cairnhq/cairn/internal/topology"
 )
 
-// buildHarvestRecord builds the conversation.memory.harvest job of a
-// compaction from the cut events in their original, unprojected form (the
-// request's events, not the engine's projection). facts.BuildJob renders,
-// bounds and redacts the transcript; the record's id is the job's message
-// id, unique on (conversation_id, head_entry_id).
-func buildHarvestRecord(req *envelope, checkpointID string, events laneEvents, cutIDs []string, traceparent string) (outbox.Record, error) {
-	entries, err := cutEntries(events, cutIDs)
-	if err != nil {
-		return outbox.Record{}, err
-	}
-	return harvestRecord(req, checkpointID, entries, traceparent)
-}
-
-// harvestRecord builds the harvest job record of the cut entries.
-func harvestRecord(req *envelope, checkpointID string, entries []facts.Entry, traceparent string) (outbox.Record, error) {
-	scope := req.harvest().EffectiveScope()
-	job := facts.BuildJob(req.ThreadID, checkpointID, scope, entries)
+// harvestRecord builds the conversation.memory.harvest job of a compaction:
+// a pointer job (facts.PointerJobVersion) naming the cut events and the
+// request they are read from when the job runs (Processor.CutEntries). The
+// record's id is the job's message id, unique on (conversation_id,
+// head_entry_id).
+func harvestRecord(req *envelope, checkpointID string, cutIDs []string, requestSeq uint64, traceparent string) (outbox.Record, error) {
+	job := facts.BuildPointerJob(req.ThreadID, checkpointID, req.harvest().EffectiveScope(), cutIDs, requestSeq)
 	data, err := json.Marshal(job)
 	if err != nil {
 		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)
 	}
 	return newRecord(topology.SubjectHarvest, job.MsgID(), data, traceparent), nil
+}
+
+// CutEntries reads the cut events of a harvest job from the request that
+// made the cut (facts.RequestReader): the request at requestSeq in
+// COMPACT_REQUESTS, with its events inline or claim-checked. They are the
+// events in their original, unprojected form, not the engine's projection.
+func (p *Processor) CutEntries(ctx context.Context, requestSeq uint64, requestID string, entryIDs []string) ([]facts.Entry, error) {
+	source := map[string]any{"request_seq": requestSeq, "request_id": requestID}
+	stream, err := p.js.Stream(ctx, topology.StreamRequests)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := stream.GetMsg(ctx, requestSeq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, errcode.WithDetails(errcode.HarvestFailed, "the request of this harvest job is no longer stored", source)
+	}
+	if err != nil {
+		return nil, err
+	}
+	req, err := decodeEnvelope(msg.Data)
+	if err != nil || req.RequestID != requestID {
+		return nil, errcode.WithDetails(errcode.HarvestFailed, "the harvest job's request_seq names another request", source)
+	}
+	evs, err := p.loadEvents(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return cutEntries(evs, entryIDs)
 }
 
 // cutEntries returns the cut events of the request's events, in order,

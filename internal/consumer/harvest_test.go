@@ -1,25 +1,21 @@
 package consumer
 
 import (
-	"encoding/json"
-	"strings"
+	"context"
+	"reflect"
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/facts"
+	"github.com/cairnhq/cairn/internal/summarize/offline"
 )
 
-// The harvest job holds the cut events only, in original form, with
-// injected memory removed and secrets redacted, and decodes as the harvester
-// expects.
+// The harvest job is a pointer job: the cut event ids, the scope, and the
+// request's stream sequence, under the job's message id.
 func TestHarvestRecord(t *testing.T) {
-	events, _ := json.Marshal([]map[string]any{
-		{"event_id": "e1", "role": "user", "content": "keep <agent_memory>old memory</agent_memory>this; password=hunter22"},
-		{"event_id": "e2", "role": "tool", "content": "found it", "tool": map[string]any{"name": "grep"}},
-		{"event_id": "e3", "role": "assistant", "content": "retained, not cut"},
-	})
 	req := &envelope{Correlation: engine.Correlation{ThreadID: "t", RunAgentID: "a", CheckpointNamespace: "n"}}
-	rec, err := buildHarvestRecord(req, "cp", laneEvents{raw: events}, []string{"e1", "e2"}, "tp")
+	rec, err := harvestRecord(req, "cp", []string{"e1", "e2"}, 42, "tp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,12 +26,8 @@ func TestHarvestRecord(t *testing.T) {
 	if rec.EventID != job.MsgID() || rec.EventID != "harvest:t:cp" || job.Scope.Kind != "thread" || job.Scope.ID != "t" {
 		t.Fatalf("job identity: %s %+v", rec.EventID, job)
 	}
-	if len(job.EntryIDs) != 2 || strings.Contains(job.Transcript, "old memory") ||
-		strings.Contains(job.Transcript, "retained") || strings.Contains(job.Transcript, "hunter22") {
-		t.Fatalf("transcript: %q", job.Transcript)
-	}
-	if !strings.Contains(job.Transcript, "grep") {
-		t.Fatalf("tool entry lacks its tool name: %q", job.Transcript)
+	if job.V != facts.PointerJobVersion || job.RequestSeq != 42 || !reflect.DeepEqual(job.EntryIDs, []string{"e1", "e2"}) || job.Transcript != "" {
+		t.Fatalf("job: %+v", job)
 	}
 	if rec.Headers["traceparent"] != "tp" {
 		t.Fatalf("headers: %v", rec.Headers)
@@ -43,14 +35,51 @@ func TestHarvestRecord(t *testing.T) {
 }
 
 func TestHarvestScopeFromRequest(t *testing.T) {
-	events, _ := json.Marshal([]map[string]any{{"event_id": "e1", "role": "user", "content": "x"}})
 	req := &envelope{Correlation: engine.Correlation{ThreadID: "t"}, Scope: &engine.Scope{Kind: "user", ID: "u1"}}
-	rec, err := buildHarvestRecord(req, "cp", laneEvents{raw: events}, []string{"e1"}, "")
+	rec, err := harvestRecord(req, "cp", []string{"e1"}, 1, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	job, err := facts.DecodeJob(rec.Payload)
 	if err != nil || job.Scope.Kind != "user" || job.Scope.ID != "u1" {
 		t.Fatalf("scope: %+v %v", job.Scope, err)
+	}
+}
+
+// CutEntries reads a pointer job's cut events from the stored request, in
+// lane order and original form, and fails with harvest_failed when the
+// sequence names no request or another one.
+func TestCutEntriesReadTheStoredRequest(t *testing.T) {
+	e := singleEnv(t)
+	p, err := New(testConfig(), Deps{JS: e.js, Stores: e.stores, Compactor: EngineCompactor{}, Summarizer: offline.New(offline.DefaultOptions())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := engineBody(t, "cut-1", "cut", "", 4, nil)
+	seq := e.publish(t, body, "cut-1").Sequence
+	var m struct {
+		Events []map[string]any `json:"events"`
+	}
+	mustJSON(t, body, &m)
+	ctx := context.Background()
+	got, err := p.CutEntries(ctx, seq, "cut-1", []string{"cut-1-e003", "cut-1-e001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []facts.Entry{
+		{ID: "cut-1-e001", Role: "user", Content: m.Events[0]["content"].(string)},
+		{ID: "cut-1-e003", Role: "user", Content: m.Events[2]["content"].(string)},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("cut entries:\n got %+v\nwant %+v", got, want)
+	}
+	for name, c := range map[string]struct {
+		seq uint64
+		id  string
+	}{"another request": {seq, "cut-2"}, "no request": {seq + 100, "cut-1"}} {
+		_, err := p.CutEntries(ctx, c.seq, c.id, []string{"cut-1-e001"})
+		if errcode.Code(err) != errcode.HarvestFailed {
+			t.Errorf("%s: %v, want harvest_failed", name, err)
+		}
 	}
 }

@@ -10,8 +10,17 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
-// JobVersion is the wire version of a harvest job.
-const JobVersion = 1
+// The wire versions of a harvest job. A transcript job (version 1) carries
+// its rendered transcript. A pointer job (version 2), what Cairn's
+// processor writes, names the request that made the cut by its stream
+// sequence instead, and the worker renders the transcript from that
+// request's events through Config.Requests: the transcript would otherwise be
+// most of the bytes a compaction writes, twice (the lane head's outbox and
+// the job stream).
+const (
+	JobVersion        = 1
+	PointerJobVersion = 2
+)
 
 // Bounds of a job's identifiers, in bytes.
 const (
@@ -42,8 +51,20 @@ type Job struct {
 	HeadEntryID    string   `json:"head_entry_id"`
 	EntryIDs       []string `json:"entry_ids"`
 	Scope          Scope    `json:"scope"`
-	Transcript     string   `json:"transcript"`
+	Transcript     string   `json:"transcript,omitempty"`
 	Entries        []Entry  `json:"entries,omitempty"`
+	// RequestSeq, in a pointer job, is the sequence in COMPACT_REQUESTS of
+	// the request whose compaction cut EntryIDs (request_id = HeadEntryID).
+	RequestSeq uint64 `json:"request_seq,omitempty"`
+}
+
+// BuildPointerJob returns the pointer job of one compaction: the cut
+// events by id, and the request they are read from when the job runs.
+func BuildPointerJob(conversationID, headEntryID string, scope Scope, entryIDs []string, requestSeq uint64) Job {
+	return Job{
+		V: PointerJobVersion, ConversationID: conversationID, HeadEntryID: headEntryID,
+		EntryIDs: entryIDs, Scope: scope, RequestSeq: requestSeq,
+	}
 }
 
 // BuildJob returns the harvest job for one compaction: the transcript of the
@@ -79,8 +100,14 @@ func (j Job) Validate() error {
 		return errcode.WithDetails(errcode.InvalidRequest, "harvest job: "+field+" "+why, map[string]any{"field": field})
 	}
 	switch {
-	case j.V != JobVersion:
+	case j.V != JobVersion && j.V != PointerJobVersion:
 		return errcode.WithDetails(errcode.UnsupportedVersion, fmt.Sprintf("harvest job: unsupported version %d", j.V), map[string]any{"v": j.V})
+	case j.V == PointerJobVersion && j.RequestSeq == 0:
+		return bad("request_seq", "must name the request of a version 2 job")
+	case j.V == PointerJobVersion && (j.Transcript != "" || len(j.Entries) > 0):
+		return bad("transcript", "must be absent from a version 2 job: it is read from the request")
+	case j.V == JobVersion && j.RequestSeq != 0:
+		return bad("request_seq", "belongs to version 2 jobs only")
 	case j.ConversationID == "" || len(j.ConversationID) > maxIDBytes:
 		return bad("conversation_id", fmt.Sprintf("must be 1..%d bytes", maxIDBytes))
 	case j.HeadEntryID == "" || len(j.HeadEntryID) > maxIDBytes:

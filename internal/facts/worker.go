@@ -60,6 +60,16 @@ type Config struct {
 	// Metrics, when set, counts deliveries, jobs in flight, extraction time
 	// and harvested facts.
 	Metrics *telemetry.Metrics
+	// Source reads the cut entries of pointer jobs (version 2) from their
+	// request; without one such a job fails with harvest_failed.
+	Requests RequestReader
+}
+
+// RequestReader reads the cut events of a compaction from the request that made
+// it: the request at requestSeq in COMPACT_REQUESTS, whose request_id must
+// be requestID. Entries are in lane order, unredacted.
+type RequestReader interface {
+	CutEntries(ctx context.Context, requestSeq uint64, requestID string, entryIDs []string) ([]Entry, error)
 }
 
 // AckPendingPerWorker is the default MaxAckPending per worker, the
@@ -198,6 +208,10 @@ func (w *Worker) handle(ctx context.Context, msg jsrun.Msg) jsrun.Decision {
 
 // process is one attempt: harvest, sink, publish the flushed event.
 func (w *Worker) process(ctx context.Context, msg jetstream.Msg, job Job) error {
+	job, err := w.expand(ctx, job)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	res, err := w.harvester.Harvest(ctx, job)
 	w.cfg.Metrics.ModelCall("extractor", time.Since(start), err)
@@ -212,6 +226,23 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, job Job) error 
 	}
 	ev := Flushed(job, res, w.cfg.Now())
 	return w.publish(ctx, msg, ev.EventID, ev.Kind, topology.SubjectFlushed, ev)
+}
+
+// expand renders a pointer job's transcript from its request, as the
+// processor would have written it into a transcript job.
+func (w *Worker) expand(ctx context.Context, job Job) (Job, error) {
+	if job.V != PointerJobVersion {
+		return job, nil
+	}
+	if w.cfg.Requests == nil {
+		return job, errcode.New(errcode.HarvestFailed, "harvest job points to its request, and this worker has no reader of requests")
+	}
+	entries, err := w.cfg.Requests.CutEntries(ctx, job.RequestSeq, job.HeadEntryID, job.EntryIDs)
+	if err != nil {
+		return job, err
+	}
+	job.Transcript = RenderTranscript(entries)
+	return job, nil
 }
 
 // giveUp publishes memory.failed and acks the job: its outcome exists, so it

@@ -188,14 +188,12 @@ type Checkpoint struct {
 	// Body is the checkpoint's persistence map (subjects.md, activated).
 	Body json.RawMessage `json:"checkpoint"`
 	// The plan of a checkpoint a local summarizer made: the head it
-	// activates (without its harvest job), the cut events that rebuild
-	// that job, and the content hash of the request that made it. For such
-	// a request the checkpoint is the plan's only record before the head
-	// moves (docs/architecture.md, "The commit path"); checkpoints made
-	// through the ledger's stored plan leave these empty.
-	Plan        *Head    `json:"plan,omitempty"`
-	HarvestCut  []string `json:"harvest_cut,omitempty"`
-	RequestHash string   `json:"request_hash,omitempty"`
+	// activates, and the content hash of the request that made it. For
+	// such a request the checkpoint is the plan's only record before the
+	// head moves (docs/architecture.md, "The commit path"); checkpoints
+	// made through the ledger's stored plan leave these empty.
+	Plan        *Head  `json:"plan,omitempty"`
+	RequestHash string `json:"request_hash,omitempty"`
 }
 
 // keyValue is c's key in the checkpoints bucket and its stored bytes.

@@ -85,10 +85,10 @@ type Entry struct {
 	// written, so recovery repeats the same bytes instead of recomputing.
 	Plan       *lanes.Head       `json:"plan,omitempty"`
 	Checkpoint *lanes.Checkpoint `json:"checkpoint,omitempty"`
-	// HarvestCut, with state Stored, lists the cut events of the harvest
-	// job the Plan leaves out. The job's transcript is most of a plan and
-	// is rebuilt from the request's events, which every redelivery or
-	// resend of the request carries, so it is not written here.
+	// HarvestCut is read from entries an earlier release stored: their
+	// Plan left out the harvest job, whose transcript was then most of a
+	// plan, and listed its cut events here. Harvest jobs are now pointers
+	// of a few hundred bytes kept in the Plan, so Cairn no longer writes it.
 	HarvestCut []string `json:"harvest_cut,omitempty"`
 	// Outcome is the event a terminal state published; a repeat of the
 	// request re-publishes it unchanged (same event id).
