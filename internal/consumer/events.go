@@ -210,9 +210,9 @@ func usageWithAttempts(usage json.RawMessage, attempts []ledger.Attempt) json.Ra
 		if a.Done {
 			continue
 		}
-		entry, err := json.Marshal(map[string]any{
-			"attempt": a.N, "outcome": "uncertain",
-			"requested_at": a.RequestedAt.UTC().Format(time.RFC3339), "deadline": a.Deadline.UTC().Format(time.RFC3339),
+		entry, err := json.Marshal(engine.UncertainAttempt{
+			Attempt: a.N, Outcome: engine.OutcomeUncertain,
+			RequestedAt: a.RequestedAt.UTC().Format(time.RFC3339), Deadline: a.Deadline.UTC().Format(time.RFC3339),
 		})
 		if err == nil {
 			list = append(list, entry)
