@@ -96,7 +96,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 
 	// The unacked requests come back from the old consumer, whose ack
 	// window the processor shortens.
-	startProcessor(t, js, stores)
+	p := startProcessor(t, js, stores)
 	for _, id := range []string{prevPending, prevStored} {
 		ev := awaitOne(t, js, id)
 		if ev.kind() != events.KindActivated || ev.MsgID != id+":activated" || ev.str("checkpoint_id") != id || ev.num("generation") != 1 {
@@ -163,7 +163,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		}
 		return nil
 	})
-	startHarvester(t, js, stores)
+	startHarvester(t, js, stores, p)
 	testenv.Eventually(t, upgradeWait, func() error {
 		flushed := map[string][]string{}
 		for _, m := range streamMsgs(t, js, topology.StreamMemory) {
@@ -290,7 +290,7 @@ func (w logWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func startProcessor(t *testing.T, js jetstream.JetStream, stores *topology.Stores) {
+func startProcessor(t *testing.T, js jetstream.JetStream, stores *topology.Stores) *consumer.Processor {
 	t.Helper()
 	cfg := consumer.DefaultConfig()
 	cfg.Workers = 2
@@ -305,15 +305,19 @@ func startProcessor(t *testing.T, js jetstream.JetStream, stores *topology.Store
 		t.Fatal(err)
 	}
 	run(t, p.Run)
+	return p
 }
 
-func startHarvester(t *testing.T, js jetstream.JetStream, stores *topology.Stores) {
+// startHarvester runs the harvester as serve does, reading the cut events
+// of a job that points to its request through the processor.
+func startHarvester(t *testing.T, js jetstream.JetStream, stores *topology.Stores, requests facts.RequestReader) {
 	t.Helper()
 	cfg := facts.DefaultConfig()
 	cfg.AckWait = 5 * time.Second
 	cfg.Retry = []time.Duration{50 * time.Millisecond}
 	cfg.PullWait = 200 * time.Millisecond
 	cfg.Logger = testLogger(t)
+	cfg.Requests = requests
 	w, err := facts.NewWorker(js, facts.NewStore(stores.Facts, nil), cfg)
 	if err != nil {
 		t.Fatal(err)
