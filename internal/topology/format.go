@@ -27,7 +27,8 @@ const (
 	FormatKey = "cairn_store_format"
 	// CodeUnsupportedStoreFormat is the code of Ensure's refusal to start
 	// on a store written by a newer Cairn. It is a start-up error, never in
-	// an event, so it is not among the wire codes of subjects.md.
+	// an event, so subjects.md lists it under "Start-up errors", not among
+	// the wire codes.
 	CodeUnsupportedStoreFormat = "unsupported_store_format"
 )
 
