@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -178,7 +179,11 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		old := existing[cfg.Name]
 		keepOperatorLimits(old, &cfg)
 		cfg.Metadata = withFormat(old)
-		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		err := whilePlacing(ctx, func() (err error) {
+			_, err = js.CreateOrUpdateStream(ctx, cfg)
+			return err
+		})
+		if err != nil {
 			return nil, explain("create stream "+cfg.Name, err)
 		}
 	}
@@ -186,7 +191,11 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		old := existing["KV_"+kv.cfg.Bucket]
 		keepOperatorBucketLimits(old, &kv.cfg)
 		kv.cfg.Metadata = withFormat(old)
-		b, err := js.CreateOrUpdateKeyValue(ctx, kv.cfg)
+		var b jetstream.KeyValue
+		err := whilePlacing(ctx, func() (err error) {
+			b, err = js.CreateOrUpdateKeyValue(ctx, kv.cfg)
+			return err
+		})
 		if err != nil {
 			return nil, explain("create key-value bucket "+kv.cfg.Bucket, err)
 		}
@@ -194,13 +203,42 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 	}
 	for _, obj := range objs {
 		obj.cfg.Metadata = withFormat(existing["OBJ_"+obj.cfg.Bucket])
-		b, err := js.CreateOrUpdateObjectStore(ctx, obj.cfg)
+		var b jetstream.ObjectStore
+		err := whilePlacing(ctx, func() (err error) {
+			b, err = js.CreateOrUpdateObjectStore(ctx, obj.cfg)
+			return err
+		})
 		if err != nil {
 			return nil, explain("create object store "+obj.cfg.Bucket, err)
 		}
 		*obj.dst = b
 	}
 	return &s, nil
+}
+
+// noPeersForPlacement is JetStream's error code for a stream it cannot place
+// yet (10005, "no suitable peers for placement"): a cluster still forming,
+// or one whose meta leader has not yet heard from a node that just
+// started, answers it for a few seconds.
+const noPeersForPlacement = 10005
+
+// placementWait bounds how long Ensure waits for a cluster to place a stream.
+const placementWait = 30 * time.Second
+
+// whilePlacing runs create, again while the cluster answers that it has no
+// peers for the placement, with growing pauses for up to placementWait (or
+// until ctx ends). Any other error is returned at once.
+func whilePlacing(ctx context.Context, create func() error) error {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 100*time.Millisecond, 2*time.Second, placementWait
+	return backoff.Retry(func() error {
+		err := create()
+		var api *jetstream.APIError
+		if err != nil && ctx.Err() == nil && errors.As(err, &api) && api.ErrorCode == noPeersForPlacement {
+			return err
+		}
+		return backoff.Permanent(err)
+	}, backoff.WithContext(b, ctx))
 }
 
 // readExisting returns the configuration of each named stream that exists.
