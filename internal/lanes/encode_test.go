@@ -33,6 +33,26 @@ func TestHeadEncodeMatchesMarshal(t *testing.T) {
 	}
 }
 
+// Checkpoint records are encoded by hand as well, plan included.
+func TestCheckpointEncodeMatchesMarshal(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		var c Checkpoint
+		fillStruct(r, reflect.ValueOf(&c).Elem())
+		got, err := c.appendJSON(nil)
+		if err != nil {
+			t.Fatalf("checkpoint %d: %v", i, err)
+		}
+		want, err := json.Marshal(&c)
+		if err != nil {
+			t.Fatalf("checkpoint %d: %v", i, err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("checkpoint %d: appendJSON\n%s\njson.Marshal\n%s", i, got, want)
+		}
+	}
+}
+
 // rawValues are valid JSON values, some of which json.Marshal rewrites
 // (whitespace, HTML characters, U+2028), and "" for nil (json.Marshal
 // rejects an empty non-nil RawMessage, where Encode writes null).
@@ -77,6 +97,10 @@ func fill(r *rand.Rand, v reflect.Value) {
 		v.SetBool(true)
 	case reflect.Struct:
 		fillStruct(r, v)
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		fill(r, p.Elem())
+		v.Set(p)
 	case reflect.Slice:
 		s := reflect.MakeSlice(v.Type(), r.IntN(3), 2)
 		for i := range s.Len() {
