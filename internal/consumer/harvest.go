@@ -33,7 +33,7 @@ func harvestRecord(req *envelope, checkpointID string, cutIDs []string, requestS
 // events in their original, unprojected form, not the engine's projection.
 func (p *Processor) CutEntries(ctx context.Context, requestSeq uint64, requestID string, entryIDs []string) ([]facts.Entry, error) {
 	source := map[string]any{"request_seq": requestSeq, "request_id": requestID}
-	stream, err := p.js.Stream(ctx, topology.StreamRequests)
+	stream, err := p.requestStream(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +53,22 @@ func (p *Processor) CutEntries(ctx context.Context, requestSeq uint64, requestID
 		return nil, err
 	}
 	return cutEntries(evs, entryIDs)
+}
+
+// requestStream returns the COMPACT_REQUESTS handle, looked up on first
+// use and kept: a lookup is a stream info request, which every harvest job
+// would otherwise add. A failed lookup is not kept.
+func (p *Processor) requestStream(ctx context.Context) (jetstream.Stream, error) {
+	p.requestsMu.Lock()
+	defer p.requestsMu.Unlock()
+	if p.requests == nil {
+		stream, err := p.js.Stream(ctx, topology.StreamRequests)
+		if err != nil {
+			return nil, err
+		}
+		p.requests = stream
+	}
+	return p.requests, nil
 }
 
 // cutEntries returns the cut events of the request's events, in order,

@@ -3,12 +3,16 @@ package consumer
 import (
 	"context"
 	"reflect"
+	"sync/atomic"
 	"testing"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
+	"github.com/cairnhq/cairn/internal/topology"
 )
 
 // The harvest job is a pointer job: the cut event ids, the scope, and the
@@ -62,6 +66,15 @@ func TestCutEntriesReadTheStoredRequest(t *testing.T) {
 	}
 	mustJSON(t, body, &m)
 	ctx := context.Background()
+	tap := e.js.Conn() // the processor's own connection: a subscriber there sees what it sends
+	var lookups atomic.Int32
+	sub, err := tap.Subscribe("$JS.API.STREAM.INFO."+topology.StreamRequests, func(*nats.Msg) { lookups.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tap.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	got, err := p.CutEntries(ctx, seq, "cut-1", []string{"cut-1-e003", "cut-1-e001"})
 	if err != nil {
 		t.Fatal(err)
@@ -81,5 +94,13 @@ func TestCutEntriesReadTheStoredRequest(t *testing.T) {
 		if errcode.Code(err) != errcode.HarvestFailed {
 			t.Errorf("%s: %v, want harvest_failed", name, err)
 		}
+	}
+	// The stream is looked up once, not once per job.
+	if err := tap.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	_ = sub.Unsubscribe()
+	if n := lookups.Load(); n != 1 {
+		t.Errorf("%d stream lookups for 3 jobs, want 1", n)
 	}
 }

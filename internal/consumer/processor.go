@@ -57,6 +57,11 @@ type Processor struct {
 	commits    *commitGate
 	runner     *jsrun.Runner
 
+	// requests is the COMPACT_REQUESTS handle harvest jobs read their
+	// request through, looked up once (requestStream).
+	requestsMu sync.Mutex
+	requests   jetstream.Stream
+
 	// crashed ends when a test crash point stops the processor.
 	crashed context.Context
 	crash   context.CancelFunc
