@@ -1,7 +1,6 @@
 package consumer
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/internal/baseline"
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -69,16 +69,11 @@ var fairLanes = []fairLane{
 	}},
 }
 
-// fairSizes are the mean sizes, as stored, of what the processor wrote for
-// a request: the lane head without its outbox records, the checkpoint and
-// the activated event.
-type fairSizes struct{ head, checkpoint, activated int }
-
 // fairRun is what one loop measured.
 type fairRun struct {
 	throughput
 	cores float64 // process CPU ÷ wall time
-	sizes fairSizes
+	sizes baseline.Sizes
 }
 
 // fairBodies builds n bodies with build and their request ids.
@@ -147,80 +142,46 @@ func runFairProcessor(b *testing.B, lane fairLane, run string) fairRun {
 }
 
 // readFairSizes reads the mean stored sizes from a processor run's streams.
-// The heads bucket keeps one revision per lane, the cleared head.
-func readFairSizes(b *testing.B, js jetstream.JetStream) fairSizes {
-	mean := func(stream string) int { return meanStoredSize(b, js, stream) }
-	return fairSizes{
-		head:       mean("KV_" + topology.BucketHeads),
-		checkpoint: mean("KV_" + topology.BucketCheckpoints),
-		activated:  mean(topology.StreamEvents),
+func readFairSizes(b *testing.B, js jetstream.JetStream) baseline.Sizes {
+	sizes, err := baseline.ReadSizes(context.Background(), js)
+	if err != nil {
+		b.Fatal(err)
 	}
+	return sizes
 }
 
-// runFairBaseline runs a loop that does the JetStream work a request needs,
-// with the processor's sizes and Cairn's streams and buckets, on a fresh
-// server it stops before returning: consume, read the lane head, insert
-// the checkpoint, write the head by compare-and-swap, publish the
-// activated event, ack. With prior, every lane has a head already.
-func runFairBaseline(b *testing.B, lane fairLane, sizes fairSizes, run string) fairRun {
+// runFairBaseline runs the baseline loop (internal/baseline) with the
+// processor's sizes on a fresh server it stops before returning. With
+// prior, every lane has a head already.
+func runFairBaseline(b *testing.B, lane fairLane, sizes baseline.Sizes, run string) fairRun {
 	srv := testenv.NATS(b, testenv.Options{})
 	defer srv.Shutdown()
-	js := benchJetStream(b, srv)
 	ctx := context.Background()
-	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
-	if err != nil {
-		b.Fatal(err)
-	}
-	workers := *fairBaseWorkers
-	cons, err := js.CreateOrUpdateConsumer(ctx, topology.StreamRequests, jetstream.ConsumerConfig{Durable: "base", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: workers})
-	if err != nil {
-		b.Fatal(err)
-	}
 	n := b.N
-	head, cp, activated := bytes.Repeat([]byte("h"), sizes.head), bytes.Repeat([]byte("c"), sizes.checkpoint), bytes.Repeat([]byte("a"), sizes.activated)
-	key := func(i int) string { return "lane." + fairLaneName(run, i) }
+	id := func(i int) string { return fmt.Sprintf("%s-%d", run, i) }
+	headKey := func(requestID string) string {
+		i := 0
+		_, _ = fmt.Sscanf(requestID[strings.LastIndexByte(requestID, '-')+1:], "%d", &i)
+		return "lane." + fairLaneName(run, i)
+	}
+	loop, err := baseline.Start(ctx, benchJetStream(b, srv), baseline.Options{Workers: *fairBaseWorkers, Sizes: sizes, HeadKey: headKey})
+	if err != nil {
+		b.Fatal(err)
+	}
 	if lane.prior != nil {
 		for i := range n {
-			if _, err := stores.Checkpoints.Create(ctx, fairPriorID(run, i), cp); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := stores.Heads.Create(ctx, key(i), head); err != nil {
+			if err := loop.Prime(ctx, id(i), fairPriorID(run, i)); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	fail := func(err error) {
-		if err != nil {
-			b.Error(err)
-		}
-	}
-	work := func(m jetstream.Msg) {
-		id := m.Headers().Get(jetstream.MsgIDHeader)
-		i := 0
-		_, _ = fmt.Sscanf(id[strings.LastIndexByte(id, '-')+1:], "%d", &i)
-		k := key(i)
-		rev := uint64(0)
-		if en, err := stores.Heads.Get(ctx, k); err == nil {
-			rev = en.Revision()
-		}
-		_, err := stores.Checkpoints.Create(ctx, id, cp)
-		fail(err)
-		if rev == 0 {
-			_, err = stores.Heads.Create(ctx, k, head)
-		} else {
-			_, err = stores.Heads.Update(ctx, k, head, rev)
-		}
-		fail(err)
-		_, err = js.Publish(ctx, topology.SubjectActivated, activated, jetstream.WithMsgID(id+":"+kindActivated))
-		fail(err)
-		_ = m.Ack()
-	}
-	stop := fanOut(b, cons, workers, work)
-	bodies, ids := fairBodies(b, n, func(i int) string { return fmt.Sprintf("%s-%d", run, i) }, func(i int) []byte { return lane.body(b, run, i) })
+	bodies, ids := fairBodies(b, n, id, func(i int) []byte { return lane.body(b, run, i) })
 	t0, cpu0 := time.Now(), processCPU()
 	l := awaitActivated(b, srv.JetStream(b), srv.Conn(b), bodies, ids)
 	elapsed, cpu := time.Since(t0), processCPU()-cpu0
-	stop()
+	if err := loop.Stop(); err != nil {
+		b.Error(err)
+	}
 	return fairRun{throughput: l.measure(elapsed, cpu), cores: cpu.Seconds() / elapsed.Seconds(), sizes: sizes}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/internal/baseline"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -284,37 +285,14 @@ func benchBaseline(b *testing.B, workers int, prefix string) throughput {
 	return l.report(b, elapsed, cpu, prefix)
 }
 
-// fanOut runs work on each message of cons, at most workers at once, like
-// the processor's pull loop, until the returned stop: it stops pulling and
-// waits for the work in flight (its last PubAck may still be on its way),
-// so call it before the server goes away. (A Consume started and stopped
-// first would leave its pull request on the server: messages delivered to
-// it wait out AckWait, stalling a loop for 30 s now and then.)
+// fanOut is baseline.FanOut, the pull loop every baseline and floor
+// benchmark shares.
 func fanOut(b *testing.B, cons jetstream.Consumer, workers int, work func(jetstream.Msg)) (stop func()) {
-	it, err := cons.Messages(jetstream.PullMaxMessages(workers))
+	stop, err := baseline.FanOut(cons, workers, work)
 	if err != nil {
 		b.Fatal(err)
 	}
-	slots := make(chan struct{}, workers)
-	pulled := make(chan struct{})
-	go func() {
-		defer close(pulled)
-		for {
-			m, err := it.Next()
-			if err != nil {
-				return
-			}
-			slots <- struct{}{}
-			go func() { defer func() { <-slots }(); work(m) }()
-		}
-	}()
-	return func() {
-		it.Stop()
-		<-pulled
-		for range workers {
-			slots <- struct{}{}
-		}
-	}
+	return stop
 }
 
 // benchCommits overrides Config.CommitConcurrency (0: the default; the
