@@ -87,7 +87,7 @@ func (e *Encoding) Name() string { return e.name }
 // Count returns the number of tokens the encoding gives text.
 func (e *Encoding) Count(text []byte) int64 {
 	ranks := e.vocab.get()
-	var m *pieceMemo // taken on the first piece that is not a token
+	var m *pieceMemo // taken on the first piece of 3 bytes or more
 	var n int64
 	for i := 0; i < len(text); {
 		if e.digits && text[i]-'0' <= 9 {
@@ -122,18 +122,19 @@ func (e *Encoding) Count(text []byte) int64 {
 		if end < 0 {
 			end = e.split(text, i)
 		}
-		if e.digits && text[i]-'0' <= 9 && asciiDigits(text[i:end]) {
+		switch piece := text[i:end]; {
+		case e.digits && text[i]-'0' <= 9 && asciiDigits(piece):
 			n++
-		} else if _, ok := ranks.get(text[i:end]); ok {
-			n++
-		} else {
+		case len(piece) >= 3 && len(piece) <= maxMid:
 			if m == nil {
 				m, _ = e.memos.Get().(*pieceMemo)
 				if m == nil {
 					m = new(pieceMemo)
 				}
 			}
-			n += m.mergedCount(ranks, text[i:end])
+			n += m.count(ranks, piece)
+		default:
+			n += pieceCount(ranks, piece)
 		}
 		i = end
 	}

@@ -16,7 +16,14 @@ import (
 // compares them. The few longer tokens stay in a map. The tables are at
 // most 5/8 full, so that a probe seldom walks past its slot.
 type rankTable struct {
-	tiny      []uint32 // tokens of 1 and 2 bytes by tinyIndex; noRank if none
+	tiny []uint32 // tokens of 1 and 2 bytes by tinyIndex; noRank if none
+	// pairs has bit b0 | b1<<8 set when the 2 bytes b0 b1 are a token:
+	// counting a 2-byte piece needs only whether it is one, and these 8 KB
+	// stay in the cache where tiny's 256 KB do not. bytes is set when
+	// every byte is a token (byte-level BPE: all four encodings), so that a
+	// 1-byte piece counts 1 without a lookup.
+	pairs     [1 << 16 / 64]uint64
+	bytes     bool
 	short     []shortEntry
 	shortBits uint // 64 - log2(len(short))
 	mid       []midEntry
@@ -119,6 +126,8 @@ func (t *rankTable) add(token string, rank uint32) {
 		t.tiny[tinyIndex(token[0], 0, 1)] = rank
 	case len(token) == 2:
 		t.tiny[tinyIndex(token[0], token[1], 2)] = rank
+		i := int(token[0]) | int(token[1])<<8
+		t.pairs[i/64] |= 1 << (i % 64)
 	case len(token) <= maxShort:
 		k, mask := packString(token), len(t.short)-1
 		i := t.shortSlot(k)
@@ -136,6 +145,22 @@ func (t *rankTable) add(token string, rank uint32) {
 	default:
 		t.long[token] = rank
 	}
+}
+
+// finish sets bytes once every token is added.
+func (t *rankTable) finish() {
+	t.bytes = true
+	for b := range 256 {
+		if t.tiny[tinyIndex(byte(b), 0, 1)] == noRank {
+			t.bytes = false
+		}
+	}
+}
+
+// pair reports whether the 2 bytes b0 b1 are a token.
+func (t *rankTable) pair(b0, b1 byte) bool {
+	i := int(b0) | int(b1)<<8
+	return t.pairs[i/64]&(1<<(i%64)) != 0
 }
 
 // get returns the rank of the token b, if b is one.

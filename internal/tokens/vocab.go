@@ -59,7 +59,11 @@ func decodeVocabulary(data string) (*rankTable, error) {
 		return nil, err
 	}
 	t := newRankTable(short, mid)
-	return t, eachToken(data, t.add)
+	if err := eachToken(data, t.add); err != nil {
+		return nil, err
+	}
+	t.finish()
+	return t, nil
 }
 
 // eachToken calls f with every token of data and its rank.
