@@ -30,7 +30,7 @@
 //     package matches.
 //
 // Everything here is pure: the vocabularies are data, Cache is a bounded
-// structure its owner hands to whoever counts, and the memo of merged
+// structure its owner hands to whoever counts, and the memo of recent
 // pieces an Encoding keeps per counting goroutine holds only what the
 // vocabulary determines, so it never changes a count.
 package tokens
