@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/baseline"
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
@@ -50,6 +51,17 @@ type benchConfig struct {
 	// cpuProfile is a file to write a CPU profile of the measured span to
 	// (first publish to last outcome, as cpu_per_request_ms); "" for none.
 	cpuProfile string
+	// deadline, when positive, is every request's deadline_at, this long
+	// after its body is generated.
+	deadline time.Duration
+	// progressEvery is how often the outcomes that arrived are counted on
+	// stderr; 0 never.
+	progressEvery time.Duration
+	// baseline runs the baseline loop (internal/baseline) after each of
+	// pairs Cairn runs, with baseWorkers workers.
+	baseline    bool
+	pairs       int
+	baseWorkers int
 }
 
 // benchReport is the outcome of one run.
@@ -72,22 +84,35 @@ type benchReport struct {
 	Rate          float64       `json:"publish_rate,omitempty"`
 	ModelLatency  time.Duration `json:"model_latency_ns"`
 	LatencySpread time.Duration `json:"model_latency_spread_ns,omitempty"`
-	Elapsed       time.Duration `json:"elapsed_ns"`
-	PerSecond     float64       `json:"requests_per_second"`
-	// SteadyPerSecond leaves out the first and last tenth of completions
-	// (ramp-up and tail): the rate while every worker is busy.
-	SteadyPerSecond float64       `json:"steady_requests_per_second"`
-	P50, P99        time.Duration `json:"-"`
-	P50ms, P99ms    float64
+	// Missing counts the requests whose outcome had not arrived when the
+	// run timed out.
+	Missing int           `json:"missing,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// PerSecond counts only the activated outcomes (skipped and failed ones
+	// are not work done) over the time from the first publish to the last
+	// outcome.
+	PerSecond float64 `json:"requests_per_second"`
+	// SteadyPerSecond leaves out the first and last tenth of activated
+	// completions (ramp-up and tail): the rate while every worker is busy.
+	SteadyPerSecond float64 `json:"steady_requests_per_second"`
+	// P50 and P99 are of publish → activated.
+	P50, P99     time.Duration `json:"-"`
+	P50ms, P99ms float64
 	// CPUSeconds is the process's user + system CPU from the first publish
 	// to the last outcome (embedded server, processor and publisher; not the
 	// lanes' generation); 0 where /proc is not there to read it.
-	CPUSeconds      float64   `json:"cpu_seconds"`
-	CPUPerRequestMs float64   `json:"cpu_per_request_ms"`
-	RSSSamplesMiB   []float64 `json:"rss_mib"`
+	CPUSeconds      float64 `json:"cpu_seconds"`
+	CPUPerRequestMs float64 `json:"cpu_per_request_ms"`
+	// Cores is CPUSeconds ÷ Elapsed: how much of the machine the run got.
+	Cores         float64   `json:"cores"`
+	RSSSamplesMiB []float64 `json:"rss_mib"`
 	// Heap samples the Go runtime's view of memory at the same instants as
 	// RSSSamplesMiB: what the resident size is made of.
 	Heap []heapSample `json:"heap"`
+	// Baseline is the comparison with the baseline loop (--baseline).
+	Baseline *baselineReport `json:"baseline,omitempty"`
+	// sizes are what the run wrote, read back for the baseline.
+	sizes baseline.Sizes
 }
 
 // heapSample is one reading of the runtime's memory classes, in MiB.
@@ -152,24 +177,62 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	fs.StringVar(&c.natsURL, "nats-url", "", "run against this NATS server instead of an embedded one, so that the resident memory reported is the processor's alone")
 	fs.StringVar(&c.tokenizer, "tokenizer", "", "name this tokenizer as every request's model_profile.tokenizer (o200k_base, cl100k_base, gpt-4o, ...), so the processor counts tokens; window and thresholds stay those of the lane in bytes, so the plan is the same. Empty: none named, budgeted in bytes")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured span (first publish to last outcome) to this file, for go tool pprof")
+	fs.DurationVar(&c.deadline, "deadline", 0, "give every request a deadline_at this long after its body is generated (0: none); requests still unfinished then fail with deadline_exceeded")
+	fs.DurationVar(&c.progressEvery, "progress-every", 5*time.Second, "count the outcomes that arrived on stderr this often (0: never)")
+	fs.BoolVar(&c.baseline, "baseline", false, "after Cairn's run, run a loop doing only the JetStream work a request needs (internal/baseline) with the sizes Cairn wrote, on the same number of requests and a fresh server, and print it beside Cairn")
+	fs.IntVar(&c.pairs, "baseline-pairs", 1, "with --baseline: alternate this many Cairn and baseline runs (C, B, C, B, ...), each on a fresh server; the headline is the median of the pairs' ratios")
+	fs.IntVar(&c.baseWorkers, "baseline-workers", 32, "with --baseline: the baseline loop's workers")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if ok, code := parseFlags(fs, args, nil); !ok {
 		return code
 	}
-	if c.requests < 1 || c.events < 8 || c.workers < 1 || c.rate < 0 || c.commits < 0 || c.commits > c.workers {
-		fmt.Fprintln(io.err, "processor bench: --requests ≥ 1, --events ≥ 8, --workers ≥ 1, --rate ≥ 0 and 0 ≤ --commit-concurrency ≤ --workers")
+	if msg := c.invalid(); msg != "" {
+		fmt.Fprintln(io.err, "processor bench: "+msg)
 		return 2
 	}
 	ctx, cancel := withTimeout(ctx, c.timeout)
 	defer cancel()
 	report, err := bench(ctx, c, io.err)
+	if err != nil && report.Elapsed == 0 {
+		return fail(io, err)
+	}
+	if err == nil && c.baseline {
+		report.Baseline, err = compareWithBaseline(ctx, c, report, io.err)
+	}
+	printBenchReport(io.out, c, report, *asJSON)
 	if err != nil {
 		return fail(io, err)
 	}
-	if *asJSON {
-		printJSON(io.out, report)
-		return 0
+	if line := failureLine(report); line != "" {
+		fmt.Fprintln(io.err, "processor bench: "+line)
+		return 1
 	}
+	return 0
+}
+
+// invalid says which flags are out of bounds, or "".
+func (c benchConfig) invalid() string {
+	switch {
+	case c.requests < 1 || c.events < 8 || c.workers < 1 || c.rate < 0 || c.commits < 0 || c.commits > c.workers:
+		return "--requests ≥ 1, --events ≥ 8, --workers ≥ 1, --rate ≥ 0 and 0 ≤ --commit-concurrency ≤ --workers"
+	case c.deadline < 0 || c.progressEvery < 0:
+		return "--deadline and --progress-every ≥ 0"
+	case c.baseline && (c.pairs < 1 || c.baseWorkers < 1):
+		return "--baseline-pairs ≥ 1 and --baseline-workers ≥ 1"
+	case c.baseline && (c.natsURL != "" || c.rate > 0):
+		// Each loop needs a fresh server of its own, and a publish rate
+		// would bound both rates alike.
+		return "--baseline runs on embedded servers, all at once: without --nats-url and --rate"
+	}
+	return ""
+}
+
+func printBenchReport(out io.Writer, c benchConfig, report benchReport, asJSON bool) {
+	if asJSON {
+		printJSON(out, report)
+		return
+	}
+	io := stdio{out: out}
 	spread := ""
 	if report.LatencySpread > 0 {
 		spread = fmt.Sprintf(" ± %s", report.LatencySpread/2)
@@ -177,8 +240,12 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	fmt.Fprintf(io.out, "%d requests (%d events each), %d workers (%d committing at once), model latency %s%s\n",
 		report.Requests, c.events, report.Workers, report.Commits, report.ModelLatency, spread)
 	fmt.Fprintf(io.out, "  %s, max_input_tokens %s\n", describeTokenizer(c.tokenizer), formatWindow(report.Window))
-	fmt.Fprintf(io.out, "  activated %d, skipped %d, failed %d in %s: %.1f requests/s (steady, 10th to 90th percentile of completions: %.1f)\n",
-		report.Activated, report.Skipped, report.Failed, report.Elapsed.Round(time.Millisecond), report.PerSecond, report.SteadyPerSecond)
+	missing := ""
+	if report.Missing > 0 {
+		missing = fmt.Sprintf(", %d without an outcome at the timeout", report.Missing)
+	}
+	fmt.Fprintf(io.out, "  activated %d, skipped %d, failed %d%s in %s: %.1f activated/s, only activated outcomes counted (steady, 10th to 90th percentile of activations: %.1f)\n",
+		report.Activated, report.Skipped, report.Failed, missing, report.Elapsed.Round(time.Millisecond), report.PerSecond, report.SteadyPerSecond)
 	if len(report.Statuses) > 0 {
 		fmt.Fprintf(io.out, "  activated: %s\n", formatOutcomes(report.Statuses))
 	}
@@ -186,7 +253,7 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.out, "  not activated: %s\n", formatOutcomes(report.Outcomes))
 	}
 	if report.CPUSeconds > 0 {
-		fmt.Fprintf(io.out, "  process CPU (user + system, first publish to last outcome): %.2f s, %.2f ms per request\n", report.CPUSeconds, report.CPUPerRequestMs)
+		fmt.Fprintf(io.out, "  process CPU (user + system, first publish to last outcome): %.2f s, %.2f ms per request, %.2f cores\n", report.CPUSeconds, report.CPUPerRequestMs, report.Cores)
 	}
 	fmt.Fprintf(io.out, "  publish → activated latency: p50 %.1f ms, p99 %.1f ms\n", report.P50ms, report.P99ms)
 	if c.modelLatency > 0 {
@@ -202,7 +269,9 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 		live[i], goal[i] = h.Live, h.Goal
 	}
 	fmt.Fprintf(io.out, "  heap marked live by the last GC (MiB): %s; next GC at: %s (--json has the rest)\n", formatSamples(live), formatSamples(goal))
-	return 0
+	if report.Baseline != nil {
+		printBaseline(io.out, report.Baseline)
+	}
 }
 
 func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport, error) {
@@ -267,9 +336,12 @@ func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport,
 		return benchReport{}, err
 	}
 	fmt.Fprintf(progress, "publishing %d requests ...\n", c.requests)
-	report, err := measure(ctx, js, c, ids, body)
+	report, err := measure(ctx, js, c, ids, body, progress)
 	if perr := stopProfile(); err == nil {
 		err = perr
+	}
+	if err == nil && c.baseline {
+		report.sizes, err = baseline.ReadSizes(ctx, js)
 	}
 	report.Tokenizer, report.Window = c.tokenizer, window
 	return report, err
@@ -306,6 +378,9 @@ func benchRequest(c benchConfig, id string, seed uint64, agent string) ([]byte, 
 		Lane:      lanegen.Options{Events: c.events, Seed: seed, RunAgentID: agent},
 		Tokenizer: c.tokenizer,
 	})
+	if c.deadline > 0 {
+		req["deadline_at"] = time.Now().Add(c.deadline).UTC().Format(time.RFC3339Nano)
+	}
 	b, err := canonical.Encode(req)
 	if err != nil {
 		panic(fmt.Sprintf("processor bench: a generated request is not JSON: %v", err))
@@ -333,12 +408,14 @@ func formatWindow(w [2]int64) string {
 }
 
 // measure publishes every request, at once or at c.rate, and times each
-// one's outcome.
-func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []string, body func(int) []byte) (benchReport, error) {
+// one's outcome. When the outcomes stop arriving before the run ends (a
+// timeout), the report covers those that did, with the rest Missing.
+func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []string, body func(int) []byte, progress io.Writer) (benchReport, error) {
 	var mu sync.Mutex
 	published := make(map[string]time.Time, len(ids))
 	latencies := make([]time.Duration, 0, len(ids))
-	ended := make([]time.Time, 0, len(ids))
+	ended := make([]time.Time, 0, len(ids)) // of the activated outcomes
+	arrived := 0
 	report := benchReport{Requests: len(ids), Workers: c.workers, ModelLatency: c.modelLatency, LatencySpread: c.spread, Rate: c.rate,
 		Commits: consumer.Config{Workers: c.workers, CommitConcurrency: c.commits}.EffectiveCommitConcurrency()}
 	rss := newRSSSampler()
@@ -348,6 +425,8 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	start := time.Now()
 	followCtx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
+	stopProgress := showProgress(progress, c.progressEvery, "Cairn", len(ids), func() int { mu.Lock(); defer mu.Unlock(); return arrived })
+	defer stopProgress()
 	followed := make(chan error, 1)
 	go func() {
 		followed <- events.Follow(followCtx, js, events.FollowOptions{StartTime: &start}, func(ev events.Event) error {
@@ -358,43 +437,83 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 				return nil
 			}
 			delete(published, ev.RequestID())
-			now := time.Now()
-			latencies = append(latencies, now.Sub(t0))
-			ended = append(ended, now)
+			arrived++
+			if ev.Activated != nil {
+				now := time.Now()
+				latencies = append(latencies, now.Sub(t0))
+				ended = append(ended, now)
+			}
 			report.count(ev)
-			if len(latencies) == len(ids) {
+			if arrived == len(ids) {
 				return errStop
 			}
 			return nil
 		})
 	}()
-	for i := range ids {
-		if c.rate > 0 && !pause.For(ctx, time.Until(start.Add(time.Duration(float64(i)/c.rate*float64(time.Second))))) {
-			return report, ctx.Err()
-		}
-		b := body(i)
-		mu.Lock()
-		published[ids[i]] = time.Now()
-		mu.Unlock()
-		if _, err := events.PublishRaw(ctx, js, ids[i], b, ""); err != nil {
-			return report, err
-		}
+	sent, err := publishEach(ctx, js, c, ids, body, start, func(id string) { mu.Lock(); published[id] = time.Now(); mu.Unlock() })
+	if err != nil && ctx.Err() == nil {
+		return report, err
 	}
-	if err := <-followed; !errors.Is(err, errStop) {
-		return report, fmt.Errorf("waiting for outcomes: %w (%d of %d arrived)", err, len(latencies), len(ids))
+	// A timeout while publishing leaves the rest without an outcome, as
+	// one while waiting does: both are reported.
+	if ferr := <-followed; !errors.Is(ferr, errStop) {
+		report.Missing = len(ids) - arrived
+		err = fmt.Errorf("waiting for outcomes: %w (%d published, %d of %d outcomes arrived)", ferr, sent, arrived, len(ids))
 	}
 	report.Elapsed = time.Since(start)
 	if cpu1, ok := processCPU(); ok && cpuOK {
 		report.CPUSeconds = cpu1 - cpu0
 		report.CPUPerRequestMs = math.Round(report.CPUSeconds/float64(len(ids))*1e6) / 1e3
+		report.Cores = math.Round(report.CPUSeconds/report.Elapsed.Seconds()*100) / 100
 	}
-	report.PerSecond = float64(len(ids)) / report.Elapsed.Seconds()
+	report.PerSecond = float64(report.Activated) / report.Elapsed.Seconds()
 	report.SteadyPerSecond = steadyRate(ended, report.PerSecond)
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	report.P50, report.P99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
 	report.P50ms, report.P99ms = float64(report.P50.Microseconds())/1000, float64(report.P99.Microseconds())/1000
 	report.RSSSamplesMiB, report.Heap = rss.stop()
-	return report, nil
+	return report, err
+}
+
+// publishEach publishes request i's body(i), all at once or at c.rate
+// from start, calling sending just before each; it returns how many it
+// published.
+func publishEach(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []string, body func(int) []byte, start time.Time, sending func(id string)) (int, error) {
+	for i := range ids {
+		if c.rate > 0 && !pause.For(ctx, time.Until(start.Add(time.Duration(float64(i)/c.rate*float64(time.Second))))) {
+			return i, ctx.Err()
+		}
+		b := body(i)
+		sending(ids[i])
+		if _, err := events.PublishRaw(ctx, js, ids[i], b, ""); err != nil {
+			return i, err
+		}
+	}
+	return len(ids), nil
+}
+
+// showProgress writes how many of total outcomes have arrived to w every
+// interval, until the returned stop; an interval of 0 writes nothing.
+func showProgress(w io.Writer, every time.Duration, loop string, total int, arrived func() int) (stop func()) {
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-tick.C:
+				fmt.Fprintf(w, "%s: %d of %d outcomes after %s\n", loop, arrived(), total, time.Since(start).Round(time.Second))
+			case <-done:
+				return
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }
 
 // steadyRate is the completion rate between the 10th and the 90th

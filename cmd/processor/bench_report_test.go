@@ -82,6 +82,10 @@ func TestBenchTimeoutEndsAFlowingRun(t *testing.T) {
 	if !strings.Contains(errOut.String(), "deadline exceeded") {
 		t.Errorf("stderr %q, want the timeout", errOut.String())
 	}
+	// The report of the outcomes that did arrive comes first.
+	if !strings.Contains(out.String(), "without an outcome at the timeout") {
+		t.Errorf("stdout %q: no report of the outcomes that arrived", out.String())
+	}
 	if elapsed > 30*time.Second {
 		t.Fatalf("the run ended %s after it began, long after its 2s timeout", elapsed)
 	}
