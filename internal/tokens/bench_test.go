@@ -3,6 +3,8 @@ package tokens
 import (
 	"os"
 	"testing"
+
+	"github.com/cairnhq/cairn/internal/lanegen"
 )
 
 // BenchmarkCount counts the coding-agent example request (248 KB of
@@ -32,6 +34,31 @@ func BenchmarkCount(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkCountNewLanes counts the requests of `processor bench
+// --events 100` (lanegen, seeds 1 to 64) in turn, so that, as in the
+// processor, each count is of a lane the counter has not just seen:
+// BenchmarkCount's loop over one text finds every piece in the memo, this
+// one only the pieces lanes share.
+func BenchmarkCountNewLanes(b *testing.B) {
+	var lanes [][]byte
+	size := 0
+	for seed := uint64(1); seed <= 64; seed++ {
+		lane := lanegen.RequestJSON(lanegen.RequestOptions{Lane: lanegen.Options{Events: 100, Seed: seed}})
+		lanes, size = append(lanes, lane), size+len(lane)
+	}
+	o200kBase.Count(nil)
+	b.SetBytes(int64(size / len(lanes)))
+	cpu := processCPUTime()
+	k := 0
+	for b.Loop() {
+		o200kBase.Count(lanes[k%len(lanes)])
+		k++
+	}
+	perOp := float64(processCPUTime()-cpu) / float64(b.N)
+	b.ReportMetric(perOp, "cpu-ns/op")
+	b.ReportMetric(float64(size/len(lanes))/perOp*1e3, "cpu-MB/s")
 }
 
 // BenchmarkLoadVocabulary is the one-time cost of an encoding's first use.
