@@ -186,6 +186,7 @@ func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes
 			return nil, err
 		}
 	}
+	d.planInCheckpoint = true
 	return plan, p.crashPoint(stepCheckpointStored)
 }
 
@@ -211,7 +212,9 @@ func (p *Processor) localPlan(ctx context.Context, d *delivery) (*lanes.Head, er
 	if err != nil || stored == nil || stored.Plan == nil {
 		return nil, err
 	}
-	return p.adoptPlan(d, stored)
+	plan, err := p.adoptPlan(d, stored)
+	d.planInCheckpoint = err == nil
+	return plan, err
 }
 
 // commitStored resumes a request the ledger has at stored: it stores the
@@ -475,6 +478,9 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 	outcome := plan.Outbox[0]
 	err := p.updateEntry(ctx, d, func(e *ledger.Entry) {
 		e.State, e.Outcome, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Activated, &outcome, nil, nil, nil
+		if d.planInCheckpoint {
+			e.Outcome, e.OutcomeInCheckpoint = nil, true
+		}
 		closeAttempt(e, nil)
 	})
 	if err == nil {

@@ -58,7 +58,7 @@ func (p *Processor) dedupe(next handler) handler {
 			return p.reopen(ctx, d, next)
 		case entry.State.Terminal():
 			d.status = statusDuplicate
-			return p.replay(ctx, entry.Outcome)
+			return p.replay(ctx, entry)
 		case entry.State == ledger.SummaryRequested:
 			if err := p.checkUncertain(entry); err != nil {
 				return err
@@ -90,10 +90,22 @@ func (p *Processor) readHead(ctx context.Context, d *delivery) (wait func()) {
 	}
 }
 
-// replay re-publishes a finished request's outcome under its original id.
-func (p *Processor) replay(ctx context.Context, outcome *outbox.Record) error {
+// replay re-publishes a finished request's outcome under its original id:
+// the ledger's, or the first record of the plan stored with its checkpoint.
+func (p *Processor) replay(ctx context.Context, entry *ledger.Entry) error {
+	outcome := entry.Outcome
+	if outcome == nil && entry.OutcomeInCheckpoint {
+		cp, err := p.lanes.GetCheckpoint(ctx, entry.RequestID)
+		if err != nil {
+			return err
+		}
+		if cp != nil && cp.Plan != nil && len(cp.Plan.Outbox) > 0 {
+			outcome = &cp.Plan.Outbox[0]
+		}
+	}
 	if outcome == nil {
-		return errcode.New(errcode.Internal, "finished request has no recorded outcome")
+		return errcode.WithDetails(errcode.Internal, "finished request has no recorded outcome",
+			map[string]any{"request_id": entry.RequestID})
 	}
 	return outbox.Publish(ctx, p.js, *outcome)
 }

@@ -26,8 +26,11 @@ type delivery struct {
 	entry *ledger.Entry
 	rev   uint64
 
-	conflict bool   // the body differs from the ledger's: leave the ledger alone
-	status   string // outcome status for metrics, set where the outcome is decided
+	conflict bool // the body differs from the ledger's: leave the ledger alone
+	// planInCheckpoint is set once the plan being activated is the one
+	// stored with the request's checkpoint (storeLocalPlan, localPlan).
+	planInCheckpoint bool
+	status           string // outcome status for metrics, set where the outcome is decided
 
 	// head and headRev are the lane head as read before compaction; the
 	// first activation attempt swaps against them instead of reading again.

@@ -92,8 +92,13 @@ type Entry struct {
 	HarvestCut []string `json:"harvest_cut,omitempty"`
 	// Outcome is the event a terminal state published; a repeat of the
 	// request re-publishes it unchanged (same event id).
-	Outcome   *outbox.Record `json:"outcome,omitempty"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	Outcome *outbox.Record `json:"outcome,omitempty"`
+	// OutcomeInCheckpoint, with state Activated and no Outcome, says the
+	// outcome is the first record of the plan stored with the request's
+	// checkpoint (a local summarizer's): the ledger does not write the
+	// activated event a second time.
+	OutcomeInCheckpoint bool      `json:"outcome_in_checkpoint,omitempty"`
+	UpdatedAt           time.Time `json:"updated_at"`
 }
 
 // ContentHash returns the hash the ledger compares: SHA-256 of the raw body
