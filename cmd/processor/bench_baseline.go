@@ -102,26 +102,17 @@ func (r *baselineReport) summarize() {
 		return xs
 	}
 	ratios := of(func(p benchPair) float64 { return p.Ratio })
-	r.Ratio, r.RatioMin, r.RatioMax = median(ratios), slices.Min(ratios), slices.Max(ratios)
-	r.CPURatio = median(of(func(p benchPair) float64 { return p.CPURatio }))
+	r.Ratio, r.RatioMin, r.RatioMax = baseline.Median(ratios), slices.Min(ratios), slices.Max(ratios)
+	r.CPURatio = baseline.Median(of(func(p benchPair) float64 { return p.CPURatio }))
 	medians := func(f func(benchPair) loopFigures) loopFigures {
 		return loopFigures{
-			PerSecond:       median(of(func(p benchPair) float64 { return f(p).PerSecond })),
-			CPUPerRequestMs: median(of(func(p benchPair) float64 { return f(p).CPUPerRequestMs })),
-			Cores:           median(of(func(p benchPair) float64 { return f(p).Cores })),
+			PerSecond:       baseline.Median(of(func(p benchPair) float64 { return f(p).PerSecond })),
+			CPUPerRequestMs: baseline.Median(of(func(p benchPair) float64 { return f(p).CPUPerRequestMs })),
+			Cores:           baseline.Median(of(func(p benchPair) float64 { return f(p).Cores })),
 		}
 	}
 	r.Cairn = medians(func(p benchPair) loopFigures { return p.Cairn })
 	r.Baseline = medians(func(p benchPair) loopFigures { return p.Baseline })
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/cairnhq/cairn/internal/baseline"
 )
 
 // Requests that fail make the run fail, after the report: here every
@@ -72,7 +74,7 @@ func TestBenchBesideTheBaseline(t *testing.T) {
 			t.Errorf("pair %d: %+v", i+1, p)
 		}
 	}
-	if b := r.Baseline; b.Ratio != median([]float64{b.Pairs[0].Ratio, b.Pairs[1].Ratio}) || b.Workers != 4 {
+	if b := r.Baseline; b.Ratio != baseline.Median([]float64{b.Pairs[0].Ratio, b.Pairs[1].Ratio}) || b.Workers != 4 {
 		t.Errorf("headline %+v is not the median of the pairs' ratios", b)
 	}
 	for _, loop := range []string{"Cairn: ", "baseline: "} {

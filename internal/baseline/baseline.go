@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cairnhq/cairn/events"
@@ -195,4 +196,16 @@ func FanOut(cons jetstream.Consumer, workers int, work func(jetstream.Msg)) (sto
 			slots <- struct{}{}
 		}
 	}, nil
+}
+
+// Median is the middle value of xs (the mean of the two middle ones for an
+// even count): the headline of alternating runs, whose single pairs vary
+// too much on a shared machine to be read one by one.
+func Median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -185,15 +185,6 @@ func runFairBaseline(b *testing.B, lane fairLane, sizes baseline.Sizes, run stri
 	return fairRun{throughput: l.measure(elapsed, cpu), cores: cpu.Seconds() / elapsed.Seconds(), sizes: sizes}
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // BenchmarkProcessorVsBaselineFair alternates processor and baseline loops
 // (processor, baseline, processor, ...; -cairn.fair.pairs pairs) on each
 // lane. ratio is the median of the pairs' processor req/s ÷ baseline
@@ -216,17 +207,17 @@ func BenchmarkProcessorVsBaselineFair(b *testing.B) {
 				b.Logf("%s pair %d n=%d: processor %.0f req/s %.3f ms CPU/req %.2f cores; baseline %.0f req/s %.3f ms CPU/req %.2f cores (sizes %+v); ratio %.3f cpu_ratio %.2f",
 					lane.name, pair, b.N, proc.rps, ms(proc.cpuPerReq), proc.cores, base.rps, ms(base.cpuPerReq), base.cores, proc.sizes, ratio[pair], cpuRatio[pair])
 			}
-			b.ReportMetric(median(ratio), "ratio")
+			b.ReportMetric(baseline.Median(ratio), "ratio")
 			b.ReportMetric(slices.Min(ratio), "ratio_min")
 			b.ReportMetric(slices.Max(ratio), "ratio_max")
-			b.ReportMetric(median(steadyRatio), "steady_ratio")
-			b.ReportMetric(median(cpuRatio), "cpu_ratio")
-			b.ReportMetric(median(procRPS), "proc_req/s")
-			b.ReportMetric(median(baseRPS), "base_req/s")
-			b.ReportMetric(median(procCPU), "proc_cpu_ms/req")
-			b.ReportMetric(median(baseCPU), "base_cpu_ms/req")
-			b.ReportMetric(median(procCores), "proc_cores")
-			b.ReportMetric(median(baseCores), "base_cores")
+			b.ReportMetric(baseline.Median(steadyRatio), "steady_ratio")
+			b.ReportMetric(baseline.Median(cpuRatio), "cpu_ratio")
+			b.ReportMetric(baseline.Median(procRPS), "proc_req/s")
+			b.ReportMetric(baseline.Median(baseRPS), "base_req/s")
+			b.ReportMetric(baseline.Median(procCPU), "proc_cpu_ms/req")
+			b.ReportMetric(baseline.Median(baseCPU), "base_cpu_ms/req")
+			b.ReportMetric(baseline.Median(procCores), "proc_cores")
+			b.ReportMetric(baseline.Median(baseCores), "base_cores")
 		})
 	}
 }

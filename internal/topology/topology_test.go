@@ -6,28 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/natsrv"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// embedded starts an embedded server on a fresh store (serveDir).
 func embedded(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	s, err := natsrv.Start(natsrv.Config{DataDir: t.TempDir(), Listen: natsrv.ListenNone, ReadyTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
-	nc, err := s.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
+	return serveDir(t, t.TempDir())
 }
 
 func TestEnsureIsIdempotent(t *testing.T) {
