@@ -127,10 +127,11 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	return err
 }
 
-// recordPlan records the plan in the ledger (state stored) and stores its checkpoint, both at once: the plan is what
-// makes a redelivery repeat these bytes instead of recomputing a checkpoint
-// whose model output or created_at would differ, and it decides what a
-// checkpoint under this id may be. A checkpoint whose plan never reached
+// recordPlan records the plan in the ledger (state stored) and stores its
+// checkpoint, both at once: the plan is what makes a redelivery repeat
+// these bytes instead of recomputing a checkpoint whose model output or
+// created_at would differ, and it decides what a checkpoint under this id
+// may be. A checkpoint whose plan never reached
 // the ledger (a crash between the two writes, or a concurrent delivery that
 // lost the ledger's compare-and-swap) is therefore a leftover no head
 // refers to, and the plan's holder replaces it (storeCheckpoint).

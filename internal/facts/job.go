@@ -14,9 +14,9 @@ import (
 // its rendered transcript. A pointer job (version 2), what Cairn's
 // processor writes, names the request that made the cut by its stream
 // sequence instead, and the worker renders the transcript from that
-// request's events through Config.Requests: the transcript would otherwise be
-// most of the bytes a compaction writes, twice (the lane head's outbox and
-// the job stream).
+// request's events through Config.Requests: the transcript would otherwise
+// be most of the bytes a compaction writes, twice (the lane head's outbox
+// and the job stream).
 const (
 	JobVersion        = 1
 	PointerJobVersion = 2

@@ -60,14 +60,14 @@ type Config struct {
 	// Metrics, when set, counts deliveries, jobs in flight, extraction time
 	// and harvested facts.
 	Metrics *telemetry.Metrics
-	// Source reads the cut entries of pointer jobs (version 2) from their
-	// request; without one such a job fails with harvest_failed.
+	// Requests reads the cut entries of pointer jobs (version 2) from their
+	// request; without it such a job fails with harvest_failed.
 	Requests RequestReader
 }
 
-// RequestReader reads the cut events of a compaction from the request that made
-// it: the request at requestSeq in COMPACT_REQUESTS, whose request_id must
-// be requestID. Entries are in lane order, unredacted.
+// RequestReader reads the cut events of a compaction from the request that
+// made it: the request at requestSeq in COMPACT_REQUESTS, whose request_id
+// must be requestID. Entries are in lane order, unredacted.
 type RequestReader interface {
 	CutEntries(ctx context.Context, requestSeq uint64, requestID string, entryIDs []string) ([]Entry, error)
 }

@@ -255,22 +255,11 @@ func (c *Checkpoint) size() int {
 // then the stored bytes must equal c's bytes exactly, else the error is
 // checkpoint_conflict. Inserting the same checkpoint twice is a no-op.
 func (s *Store) PutCheckpoint(ctx context.Context, c *Checkpoint) error {
-	key, value, err := c.keyValue()
+	differing, err := s.insert(ctx, c)
 	if err != nil {
 		return err
 	}
-	_, err = s.checkpoints.Create(ctx, key, value)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, jetstream.ErrKeyExists) {
-		return fmt.Errorf("lanes: store checkpoint: %w", err)
-	}
-	entry, err := s.checkpoints.Get(ctx, key)
-	if err != nil {
-		return fmt.Errorf("lanes: verify checkpoint: %w", err)
-	}
-	if !bytes.Equal(entry.Value(), value) {
+	if differing != nil {
 		return errcode.WithDetails(errcode.CheckpointConflict,
 			"a different checkpoint is already stored under this id", map[string]any{"checkpoint_id": c.ID})
 	}
@@ -279,10 +268,20 @@ func (s *Store) PutCheckpoint(ctx context.Context, c *Checkpoint) error {
 
 // InsertCheckpoint stores c under its id unless a checkpoint is already
 // there, and then returns the stored one when its bytes differ from c's
-// (nil when c was stored or was already there byte for byte). It is the
-// insert half of PutCheckpoint for a caller that decides what a differing
-// checkpoint means.
+// (nil when c was stored or was already there byte for byte). It is
+// PutCheckpoint for a caller that decides what a differing checkpoint
+// means.
 func (s *Store) InsertCheckpoint(ctx context.Context, c *Checkpoint) (*Checkpoint, error) {
+	differing, err := s.insert(ctx, c)
+	if err != nil || differing == nil {
+		return nil, err
+	}
+	return decodeCheckpoint(differing)
+}
+
+// insert creates c's key, and when it exists returns the stored value if
+// it differs from c's bytes (nil when they are the same).
+func (s *Store) insert(ctx context.Context, c *Checkpoint) (differing []byte, err error) {
 	key, value, err := c.keyValue()
 	if err != nil {
 		return nil, err
@@ -304,7 +303,7 @@ func (s *Store) InsertCheckpoint(ctx context.Context, c *Checkpoint) (*Checkpoin
 	if bytes.Equal(entry.Value(), value) {
 		return nil, nil
 	}
-	return decodeCheckpoint(entry.Value())
+	return entry.Value(), nil
 }
 
 // ReplaceCheckpoint stores c under its id whatever is stored there, by
