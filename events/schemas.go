@@ -1,6 +1,7 @@
 package events
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 
@@ -86,17 +87,11 @@ func checkpointSchema(g jsonschema.Generator) map[string]any {
 	required := s["required"].([]any)
 	at := slices.Index(required, any("rehydration_state")) + 1
 	s["required"] = append([]any{"id"}, slices.Insert(required, at, any("rehydration_state_hash"))...)
-	merge(props["provider_usage"], map[string]any{"type": []any{"array", "null"}, "items": map[string]any{"anyOf": []any{
+	maps.Copy(props["provider_usage"].(map[string]any), map[string]any{"type": []any{"array", "null"}, "items": map[string]any{"anyOf": []any{
 		g.Schema(reflect.TypeFor[Usage]()),
 		map[string]any{"type": "array", "items": g.Schema(reflect.TypeFor[Usage]())},
 	}}})
 	return s
-}
-
-func merge(dst any, src map[string]any) {
-	for k, v := range src {
-		dst.(map[string]any)[k] = v
-	}
 }
 
 func nullable(s map[string]any) map[string]any {

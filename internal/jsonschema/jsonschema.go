@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"time"
@@ -18,6 +19,16 @@ var (
 	timeType       = reflect.TypeFor[time.Time]()
 )
 
+// Generator derives schemas from Go types, with fixed schemas for some
+// types.
+type Generator struct {
+	// Types gives the schema of a type wherever it occurs, for types whose
+	// JSON encoding is not what reflection sees (a json.RawMessage with a
+	// known shape, a type with its own schema). Each call must return a
+	// fresh map.
+	Types map[reflect.Type]func() map[string]any
+}
+
 // For returns the schema of the JSON encoding of v's type. Objects are
 // closed (additionalProperties false); a field is required unless it is
 // tagged omitempty; pointer fields may also be null. A field's `doc` tag
@@ -28,22 +39,8 @@ var (
 // non-null alternative. Overrides are merged into the schema of named
 // properties at the top level (for constants such as "v", or the schema of
 // a json.RawMessage field), keeping the field's description.
-func For(v any, id, title string, overrides map[string]any) map[string]any {
-	return Generator{}.For(v, id, title, overrides)
-}
-
-// Generator derives schemas like For, with fixed schemas for some types.
-type Generator struct {
-	// Types gives the schema of a type wherever it occurs, for types whose
-	// JSON encoding is not what reflection sees (a json.RawMessage with a
-	// known shape, a type with its own schema). Each call must return a
-	// fresh map.
-	Types map[reflect.Type]func() map[string]any
-}
-
-// For is the package function For with g's types.
 func (g Generator) For(v any, id, title string, overrides map[string]any) map[string]any {
-	s := g.schemaOf(reflect.TypeOf(v))
+	s := g.Schema(reflect.TypeOf(v))
 	s["$schema"] = Draft
 	s["$id"] = id
 	s["title"] = title
@@ -53,9 +50,7 @@ func (g Generator) For(v any, id, title string, overrides map[string]any) map[st
 		if merged == nil {
 			merged = map[string]any{}
 		}
-		for k, v := range o.(map[string]any) {
-			merged[k] = v
-		}
+		maps.Copy(merged, o.(map[string]any))
 		props[name] = merged
 	}
 	return s
@@ -63,9 +58,7 @@ func (g Generator) For(v any, id, title string, overrides map[string]any) map[st
 
 // Schema returns the schema of type t, without $schema, $id or title, for
 // use inside another schema.
-func (g Generator) Schema(t reflect.Type) map[string]any { return g.schemaOf(t) }
-
-func (g Generator) schemaOf(t reflect.Type) map[string]any {
+func (g Generator) Schema(t reflect.Type) map[string]any {
 	if fixed, ok := g.Types[t]; ok {
 		return fixed()
 	}
@@ -77,14 +70,14 @@ func (g Generator) schemaOf(t reflect.Type) map[string]any {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		inner := g.schemaOf(t.Elem())
+		inner := g.Schema(t.Elem())
 		return map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}
 	case reflect.Struct:
 		return g.objectOf(t)
 	case reflect.Slice, reflect.Array:
-		return map[string]any{"type": []any{"array", "null"}, "items": g.schemaOf(t.Elem())}
+		return map[string]any{"type": []any{"array", "null"}, "items": g.Schema(t.Elem())}
 	case reflect.Map:
-		return map[string]any{"type": []any{"object", "null"}, "additionalProperties": g.schemaOf(t.Elem())}
+		return map[string]any{"type": []any{"object", "null"}, "additionalProperties": g.Schema(t.Elem())}
 	case reflect.String:
 		return map[string]any{"type": "string"}
 	case reflect.Bool:
@@ -128,7 +121,7 @@ func (g Generator) addFields(t reflect.Type, props map[string]any, required *[]a
 		if name == "" {
 			name = f.Name
 		}
-		props[name] = annotate(g.schemaOf(f.Type), f.Tag)
+		props[name] = annotate(g.Schema(f.Type), f.Tag)
 		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
 			*required = append(*required, name)
 		}

@@ -13,7 +13,7 @@ type annotated struct {
 }
 
 func TestTagsAnnotateProperties(t *testing.T) {
-	props := For(annotated{}, "id", "title", nil)["properties"].(map[string]any)
+	props := Generator{}.For(annotated{}, "id", "title", nil)["properties"].(map[string]any)
 	role := props["role"].(map[string]any)
 	if role["description"] != "who wrote it" || !reflect.DeepEqual(role["enum"], []any{"user", "tool"}) {
 		t.Errorf("role = %v", role)
@@ -35,7 +35,7 @@ type bounded struct {
 }
 
 func TestValueTagsBecomeKeywords(t *testing.T) {
-	props := For(bounded{}, "id", "title", map[string]any{"mode": map[string]any{"title": "m"}})["properties"].(map[string]any)
+	props := Generator{}.For(bounded{}, "id", "title", map[string]any{"mode": map[string]any{"title": "m"}})["properties"].(map[string]any)
 	ratio := props["ratio"].(map[string]any)
 	if ratio["exclusiveMinimum"].(json.Number) != "0" || ratio["exclusiveMaximum"].(json.Number) != "1" || ratio["default"].(json.Number) != "0.85" {
 		t.Errorf("ratio = %v", ratio)
@@ -57,7 +57,7 @@ func TestDescribeFollowsNesting(t *testing.T) {
 		Items []inner `json:"items" doc:"the items"`
 		One   *inner  `json:"one"`
 	}
-	s := For(outer{}, "id", "title", nil)
+	s := Generator{}.For(outer{}, "id", "title", nil)
 	Describe(s, reflect.TypeFor[outer]()) // idempotent on a derived schema
 	hand := map[string]any{"properties": map[string]any{
 		"items": map[string]any{"items": map[string]any{"properties": map[string]any{"name": map[string]any{}}}},

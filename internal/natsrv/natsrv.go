@@ -35,11 +35,6 @@ type Config struct {
 	Logs bool
 }
 
-// DefaultConfig returns the configuration of `processor serve` with no flags.
-func DefaultConfig() Config {
-	return Config{DataDir: "./data", Listen: "127.0.0.1:4222", ReadyTimeout: 15 * time.Second}
-}
-
 // Validate reports the first setting out of bounds.
 func (c Config) Validate() error {
 	if c.DataDir == "" {
@@ -177,6 +172,3 @@ func (s *Server) Shutdown() {
 		s.lock.release()
 	}
 }
-
-// Raw exposes the underlying server for health checks and tests.
-func (s *Server) Raw() *server.Server { return s.srv }

@@ -65,9 +65,6 @@ func TestValidate(t *testing.T) {
 			t.Errorf("Validate(%+v) = nil, want an error", c)
 		}
 	}
-	if err := DefaultConfig().Validate(); err != nil {
-		t.Errorf("DefaultConfig invalid: %v", err)
-	}
 }
 
 func bucket(t *testing.T, s *Server) jetstream.KeyValue {

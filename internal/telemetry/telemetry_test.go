@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -76,26 +74,4 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 	m.ModelCall("summarizer", time.Second, nil)
 	m.Harvest(1, 2, 3)
 	m.Delivered("processor", 2)
-}
-
-func TestTraceContextFlowsThroughHeaders(t *testing.T) {
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
-	stop, err := SetupTracing(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop(context.Background())
-	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	h := nats.Header{}
-	h.Set("Traceparent", tp) // a producer that capitalised the header
-	ctx := Extract(context.Background(), h)
-	ctx, span := Tracer().Start(ctx, "stage")
-	defer span.End()
-	got := Traceparent(ctx)
-	if !strings.HasPrefix(got, "00-0af7651916cd43dd8448eb211c80319c-") {
-		t.Fatalf("traceparent = %q, want the request's trace id", got)
-	}
-	if Traceparent(context.Background()) != "" {
-		t.Fatal("a context without a span produced a traceparent")
-	}
 }

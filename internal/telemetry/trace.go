@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
@@ -46,46 +45,3 @@ func exporterConfigured() bool {
 
 // Tracer returns Cairn's tracer from the global provider.
 func Tracer() trace.Tracer { return otel.Tracer(TracerName) }
-
-// headerCarrier adapts nats.Header to OpenTelemetry. nats.Header is
-// case-sensitive while W3C header names are not, so Get looks a key up
-// case-insensitively.
-type headerCarrier nats.Header
-
-func (h headerCarrier) Get(key string) string {
-	if v := nats.Header(h).Get(key); v != "" {
-		return v
-	}
-	for k, vs := range h {
-		if strings.EqualFold(k, key) && len(vs) > 0 {
-			return vs[0]
-		}
-	}
-	return ""
-}
-
-func (h headerCarrier) Set(key, value string) { nats.Header(h).Set(strings.ToLower(key), value) }
-
-func (h headerCarrier) Keys() []string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-// Extract returns ctx carrying the trace context of a message's headers.
-func Extract(ctx context.Context, h nats.Header) context.Context {
-	if h == nil {
-		return ctx
-	}
-	return otel.GetTextMapPropagator().Extract(ctx, headerCarrier(h))
-}
-
-// Traceparent returns the W3C traceparent of ctx's span, or "" when ctx
-// carries no valid span context.
-func Traceparent(ctx context.Context) string {
-	carrier := propagation.MapCarrier{}
-	otel.GetTextMapPropagator().Inject(ctx, carrier)
-	return carrier.Get("traceparent")
-}
