@@ -119,14 +119,8 @@ func (c *ClusterEnv) metaReady() error {
 		if jsz.Meta == nil {
 			return errors.New("meta leader reports no cluster info yet")
 		}
-		current := 0
-		for _, p := range jsz.Meta.Replicas {
-			if p.Current && !p.Offline {
-				current++
-			}
-		}
-		if current < len(c.nodes)-1 {
-			return fmt.Errorf("meta leader sees %d of %d peers current", current, len(c.nodes)-1)
+		if err := peersCurrent(jsz.Meta.Replicas, len(c.nodes)-1); err != nil {
+			return err
 		}
 		// The peers that placement may choose from, the leader included.
 		if placeable := s.JetStreamClusterPeers(); len(placeable) < len(c.nodes) {
@@ -135,6 +129,21 @@ func (c *ClusterEnv) metaReady() error {
 		return nil
 	}
 	return errors.New("no JetStream meta leader yet")
+}
+
+// peersCurrent reports nil once the meta leader sees want other nodes as
+// current, online peers.
+func peersCurrent(replicas []*server.PeerInfo, want int) error {
+	current := 0
+	for _, p := range replicas {
+		if p.Current && !p.Offline {
+			current++
+		}
+	}
+	if current < want {
+		return fmt.Errorf("meta leader sees %d of %d peers current", current, want)
+	}
+	return nil
 }
 
 // URLs is the comma-separated client URLs of every node.
@@ -156,7 +165,7 @@ func (c *ClusterEnv) Size() int { return len(c.nodes) }
 // it closes when the test ends.
 func (c *ClusterEnv) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	return connect(t, c.URLs(), firstUser(c.opts.Users), append(append([]nats.Option(nil), c.opts.ClientOptions...), opts...))
+	return connect(t, c.URLs(), append(append([]nats.Option(nil), c.opts.ClientOptions...), opts...))
 }
 
 // JetStream returns a JetStream handle on a new connection from Conn.
@@ -176,44 +185,41 @@ func (c *ClusterEnv) StepDownStreamLeader(t testing.TB, stream string) {
 		return requestStepDown(nc, stream)
 	})
 	Eventually(t, clusterFormTimeout, func() error {
-		ctx, cancel := ctxFor(time.Second)
-		defer cancel()
-		st, err := js.Stream(ctx, stream)
-		if err != nil {
-			return err
+		leader, err := leaderOf(js, stream)
+		if err == nil && leader == old {
+			err = fmt.Errorf("stream %s still led by %q", stream, old)
 		}
-		info, err := st.Info(ctx)
-		if err != nil {
-			return err
-		}
-		if info.Cluster == nil || info.Cluster.Leader == "" || info.Cluster.Leader == old {
-			return fmt.Errorf("stream %s still led by %q", stream, old)
-		}
-		return nil
+		return err
 	})
 }
 
+// streamLeader waits until stream has a leader and returns its name.
 func streamLeader(t testing.TB, js jetstream.JetStream, stream string) string {
 	t.Helper()
 	var leader string
-	Eventually(t, clusterFormTimeout, func() error {
-		ctx, cancel := ctxFor(time.Second)
-		defer cancel()
-		st, err := js.Stream(ctx, stream)
-		if err != nil {
-			return err
-		}
-		info, err := st.Info(ctx)
-		if err != nil {
-			return err
-		}
-		if info.Cluster == nil || info.Cluster.Leader == "" {
-			return fmt.Errorf("stream %s has no leader yet", stream)
-		}
-		leader = info.Cluster.Leader
-		return nil
+	Eventually(t, clusterFormTimeout, func() (err error) {
+		leader, err = leaderOf(js, stream)
+		return err
 	})
 	return leader
+}
+
+// leaderOf asks for the name of the server leading stream.
+func leaderOf(js jetstream.JetStream, stream string) (string, error) {
+	ctx, cancel := ctxFor(time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return "", err
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return "", fmt.Errorf("stream %s has no leader yet", stream)
+	}
+	return info.Cluster.Leader, nil
 }
 
 // requestStepDown sends one step-down request and decodes the API answer.

@@ -28,10 +28,6 @@ type Options struct {
 	ConfigFile string
 	// MaxPayload overrides the server's maximum message size (default 1 MiB).
 	MaxPayload int32
-	// Users, when set, requires clients to authenticate with one of these
-	// username/password pairs (all in the global account). Conn then logs in
-	// as the first user in sorted order unless given nats.UserInfo.
-	Users map[string]string
 	// ClientOptions apply to every connection Conn and JetStream open, before
 	// the options of the call; e.g. nats.UserInfo for a ConfigFile whose
 	// accounts require a login.
@@ -87,9 +83,6 @@ func baseOptions(t testing.TB, o Options) (*server.Options, error) {
 	opts.StoreDir = t.TempDir()
 	if o.MaxPayload > 0 {
 		opts.MaxPayload = o.MaxPayload
-	}
-	for name, pass := range o.Users {
-		opts.Users = append(opts.Users, &server.User{Username: name, Password: pass})
 	}
 	return opts, nil
 }
@@ -149,7 +142,7 @@ func (s *Server) Server() *server.Server {
 // the test ends.
 func (s *Server) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	return connect(t, s.URL(), s.userOption(), append(append([]nats.Option(nil), s.opts.ClientOptions...), opts...))
+	return connect(t, s.URL(), append(append([]nats.Option(nil), s.opts.ClientOptions...), opts...))
 }
 
 // JetStream returns a JetStream handle on a new connection from Conn.
@@ -180,27 +173,9 @@ func (s *Server) Restart(t testing.TB) {
 	s.start(t)
 }
 
-func (s *Server) userOption() nats.Option {
-	return firstUser(s.opts.Users)
-}
-
-// firstUser logs in as the alphabetically first configured user, if any.
-func firstUser(users map[string]string) nats.Option {
-	name := ""
-	for u := range users {
-		if name == "" || u < name {
-			name = u
-		}
-	}
-	if name == "" {
-		return nil
-	}
-	return nats.UserInfo(name, users[name])
-}
-
 // connect dials url with test-friendly reconnect defaults and closes the
 // connection when the test ends.
-func connect(t testing.TB, url string, auth nats.Option, extra []nats.Option) *nats.Conn {
+func connect(t testing.TB, url string, extra []nats.Option) *nats.Conn {
 	t.Helper()
 	opts := []nats.Option{
 		nats.Name(t.Name()),
@@ -209,11 +184,7 @@ func connect(t testing.TB, url string, auth nats.Option, extra []nats.Option) *n
 		nats.ReconnectJitter(0, 0),
 		nats.RetryOnFailedConnect(false),
 	}
-	if auth != nil {
-		opts = append(opts, auth)
-	}
-	opts = append(opts, extra...)
-	nc, err := nats.Connect(url, opts...)
+	nc, err := nats.Connect(url, append(opts, extra...)...)
 	if err != nil {
 		t.Fatalf("testenv: connect %s: %v", url, err)
 	}
@@ -233,27 +204,14 @@ func newJetStream(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 // testLogger routes server log lines to the test log.
 type testLogger struct{ t testing.TB }
 
-func (l *testLogger) Noticef(format string, v ...any) { l.t.Helper(); l.t.Logf("[nats] "+format, v...) }
-func (l *testLogger) Warnf(format string, v ...any) {
-	l.t.Helper()
-	l.t.Logf("[nats WRN] "+format, v...)
-}
-func (l *testLogger) Fatalf(format string, v ...any) {
-	l.t.Helper()
-	l.t.Logf("[nats FTL] "+format, v...)
-}
-func (l *testLogger) Errorf(format string, v ...any) {
-	l.t.Helper()
-	l.t.Logf("[nats ERR] "+format, v...)
-}
-func (l *testLogger) Debugf(format string, v ...any) {
-	l.t.Helper()
-	l.t.Logf("[nats DBG] "+format, v...)
-}
-func (l *testLogger) Tracef(format string, v ...any) {
-	l.t.Helper()
-	l.t.Logf("[nats TRC] "+format, v...)
-}
+func (l *testLogger) logf(level, format string, v []any) { l.t.Logf("[nats"+level+"] "+format, v...) }
+
+func (l *testLogger) Noticef(format string, v ...any) { l.logf("", format, v) }
+func (l *testLogger) Warnf(format string, v ...any)   { l.logf(" WRN", format, v) }
+func (l *testLogger) Fatalf(format string, v ...any)  { l.logf(" FTL", format, v) }
+func (l *testLogger) Errorf(format string, v ...any)  { l.logf(" ERR", format, v) }
+func (l *testLogger) Debugf(format string, v ...any)  { l.logf(" DBG", format, v) }
+func (l *testLogger) Tracef(format string, v ...any)  { l.logf(" TRC", format, v) }
 
 // ctxFor returns a context bounded by d for one setup step.
 func ctxFor(d time.Duration) (context.Context, context.CancelFunc) {

@@ -1,11 +1,11 @@
 package testenv
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -66,17 +66,9 @@ func listenOutsideEphemeral(low int) (net.Listener, error) {
 // ephemeralLow is the first port of the kernel's ephemeral range, or 0 when
 // it cannot be read (not Linux), which disables the outside-range choice.
 func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0
-	}
-	fields := strings.Fields(string(b))
-	if len(fields) == 0 {
-		return 0
-	}
-	low, err := strconv.Atoi(fields[0])
-	if err != nil {
-		return 0
+	var low int
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		_, _ = fmt.Sscan(string(b), &low)
 	}
 	return low
 }

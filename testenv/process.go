@@ -10,12 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -29,7 +30,7 @@ const buildTimeout = 2 * time.Minute
 // its nodes share nothing with the test process, so clients meet the
 // latencies of real routes, and a node can be killed as a crash would.
 type ProcessClusterEnv struct {
-	mu       sync.Mutex
+	// Set while the cluster starts, then only read.
 	nodes    []*exec.Cmd
 	names    []string
 	urls     []string
@@ -50,14 +51,14 @@ func ProcessCluster(t testing.TB, n int) *ProcessClusterEnv {
 	ports := freePorts(t, 3*n) // client, route and monitoring port per node
 	routes := make([]string, n)
 	for i := range n {
-		routes[i] = "nats://127.0.0.1:" + strconv.Itoa(ports[n+i])
+		routes[i] = strconv.Quote("nats://127.0.0.1:" + strconv.Itoa(ports[n+i]))
 	}
 	c := &ProcessClusterEnv{}
 	t.Cleanup(c.killAll)
 	for i := range n {
 		name := "cairn-proc-" + strconv.Itoa(i+1)
 		conf := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\nhttp: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\ncluster {\n  name: \"cairn-proc\"\n  listen: \"127.0.0.1:%d\"\n  routes: [%s]\n}\n",
-			name, ports[i], ports[2*n+i], t.TempDir(), ports[n+i], strings.Join(quoted(routes), ", "))
+			name, ports[i], ports[2*n+i], t.TempDir(), ports[n+i], strings.Join(routes, ", "))
 		path := filepath.Join(t.TempDir(), name+".conf")
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
@@ -66,12 +67,10 @@ func ProcessCluster(t testing.TB, n int) *ProcessClusterEnv {
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("testenv: start nats-server: %v", err)
 		}
-		c.mu.Lock()
 		c.nodes = append(c.nodes, cmd)
 		c.names = append(c.names, name)
 		c.urls = append(c.urls, "nats://127.0.0.1:"+strconv.Itoa(ports[i]))
 		c.monitors = append(c.monitors, "http://127.0.0.1:"+strconv.Itoa(ports[2*n+i]))
-		c.mu.Unlock()
 	}
 	c.waitReady(t)
 	return c
@@ -88,14 +87,6 @@ func buildNATSServer(t testing.TB) string {
 		t.Skipf("testenv: cannot build nats-server: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func quoted(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strconv.Quote(s)
-	}
-	return out
 }
 
 // waitReady polls until every node is a current meta peer and JetStream
@@ -123,31 +114,23 @@ func (c *ProcessClusterEnv) waitReady(t testing.TB) {
 		if err := c.metaReady(); err != nil {
 			return err
 		}
-		return c.peersCurrent(nc)
+		return c.probeReplicas(nc)
 	})
 }
 
 // metaReady reports nil once the meta leader, asked through its monitoring
 // endpoint /jsz, sees every other node as a current, online peer.
 func (c *ProcessClusterEnv) metaReady() error {
-	c.mu.Lock()
-	monitors := append([]string(nil), c.monitors...)
-	names := append([]string(nil), c.names...)
-	c.mu.Unlock()
 	client := http.Client{Timeout: time.Second}
-	for i, m := range monitors {
+	for i, m := range c.monitors {
 		resp, err := client.Get(m + "/jsz")
 		if err != nil {
 			return err
 		}
 		var jsz struct {
 			Meta *struct {
-				Leader   string `json:"leader"`
-				Replicas []struct {
-					Name    string `json:"name"`
-					Current bool   `json:"current"`
-					Offline bool   `json:"offline"`
-				} `json:"replicas"`
+				Leader   string             `json:"leader"`
+				Replicas []*server.PeerInfo `json:"replicas"`
 			} `json:"meta_cluster"`
 		}
 		err = json.NewDecoder(resp.Body).Decode(&jsz)
@@ -155,27 +138,18 @@ func (c *ProcessClusterEnv) metaReady() error {
 		if err != nil {
 			return fmt.Errorf("%s/jsz: %w", m, err)
 		}
-		if jsz.Meta == nil || jsz.Meta.Leader == "" || jsz.Meta.Leader != names[i] {
+		if jsz.Meta == nil || jsz.Meta.Leader == "" || jsz.Meta.Leader != c.names[i] {
 			continue
 		}
-		current := 0
-		for _, p := range jsz.Meta.Replicas {
-			if p.Current && !p.Offline {
-				current++
-			}
-		}
-		if current < len(monitors)-1 {
-			return fmt.Errorf("meta leader sees %d of %d peers current", current, len(monitors)-1)
-		}
-		return nil
+		return peersCurrent(jsz.Meta.Replicas, len(c.monitors)-1)
 	}
 	return errors.New("no JetStream meta leader yet")
 }
 
-// peersCurrent reports nil once an R<n> stream can be placed, which needs
+// probeReplicas reports nil once an R<n> stream can be placed, which needs
 // every node to be a current peer of the meta group. (The nodes have no
 // system account to ask directly.)
-func (c *ProcessClusterEnv) peersCurrent(nc *nats.Conn) error {
+func (c *ProcessClusterEnv) probeReplicas(nc *nats.Conn) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err
@@ -207,46 +181,31 @@ func (c *ProcessClusterEnv) peersCurrent(nc *nats.Conn) error {
 }
 
 // Size is the number of nodes.
-func (c *ProcessClusterEnv) Size() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.nodes)
-}
+func (c *ProcessClusterEnv) Size() int { return len(c.nodes) }
 
 // URL is node i's client URL.
-func (c *ProcessClusterEnv) URL(i int) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.urls[i]
-}
+func (c *ProcessClusterEnv) URL(i int) string { return c.urls[i] }
 
 // Conn connects to any node, failing over between them; the connection
 // closes when the test ends.
 func (c *ProcessClusterEnv) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	c.mu.Lock()
-	urls := strings.Join(c.urls, ",")
-	c.mu.Unlock()
-	return connect(t, urls, nil, opts)
+	return connect(t, strings.Join(c.urls, ","), opts)
 }
 
 // NodeConn connects to node i first; the client learns the other nodes from
 // it and fails over to them.
 func (c *ProcessClusterEnv) NodeConn(t testing.TB, i int, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	return connect(t, c.URL(i), nil, opts)
+	return connect(t, c.URL(i), opts)
 }
 
 // StreamLeader returns the index of the node leading stream.
 func (c *ProcessClusterEnv) StreamLeader(t testing.TB, stream string) int {
 	t.Helper()
 	name := streamLeader(t, newJetStream(t, c.Conn(t)), stream)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, n := range c.names {
-		if n == name {
-			return i
-		}
+	if i := slices.Index(c.names, name); i >= 0 {
+		return i
 	}
 	t.Fatalf("testenv: stream %s is led by unknown node %q", stream, name)
 	return -1
@@ -255,19 +214,13 @@ func (c *ProcessClusterEnv) StreamLeader(t testing.TB, stream string) int {
 // Kill ends node i with SIGKILL, as a crash would, and waits for it to exit.
 func (c *ProcessClusterEnv) Kill(t testing.TB, i int) {
 	t.Helper()
-	c.mu.Lock()
-	cmd := c.nodes[i]
-	c.mu.Unlock()
-	if err := kill(cmd); err != nil {
+	if err := kill(c.nodes[i]); err != nil {
 		t.Fatalf("testenv: kill node %d: %v", i, err)
 	}
 }
 
 func (c *ProcessClusterEnv) killAll() {
-	c.mu.Lock()
-	nodes := append([]*exec.Cmd(nil), c.nodes...)
-	c.mu.Unlock()
-	for _, cmd := range nodes {
+	for _, cmd := range c.nodes {
 		_ = kill(cmd)
 	}
 }
