@@ -146,10 +146,10 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		// with its records and checkpoint, ~6x the final entry) has no use
 		// once the next revision is written; the lane's history is the
 		// checkpoints' parent chain.
-		{&s.Heads, kvConfig(BucketHeads, "active checkpoint, generation and outbox of each lane", 1, o)},
-		{&s.Checkpoints, kvConfig(BucketCheckpoints, "immutable checkpoints by id", 1, o)},
-		{&s.Ledger, ledgerConfig(o)},
-		{&s.Facts, kvConfig(BucketFacts, "harvested facts by scope and slug", 1, o)},
+		{&s.Heads, kvConfig(BucketHeads, "active checkpoint, generation and outbox of each lane", 0, o)},
+		{&s.Checkpoints, kvConfig(BucketCheckpoints, "immutable checkpoints by id", 0, o)},
+		{&s.Ledger, kvConfig(BucketLedger, "content hash and attempt state of each request", o.LedgerTTL, o)},
+		{&s.Facts, kvConfig(BucketFacts, "harvested facts by scope and slug", 0, o)},
 	}
 	objs := []struct {
 		dst *jetstream.ObjectStore
@@ -179,39 +179,32 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 		old := existing[cfg.Name]
 		keepOperatorLimits(old, &cfg)
 		cfg.Metadata = withFormat(old)
-		err := whilePlacing(ctx, func() (err error) {
-			_, err = js.CreateOrUpdateStream(ctx, cfg)
-			return err
+		_, err := create(ctx, "create stream "+cfg.Name, func() (jetstream.Stream, error) {
+			return js.CreateOrUpdateStream(ctx, cfg)
 		})
 		if err != nil {
-			return nil, explain("create stream "+cfg.Name, err)
+			return nil, err
 		}
 	}
 	for _, kv := range kvs {
 		old := existing["KV_"+kv.cfg.Bucket]
 		keepOperatorBucketLimits(old, &kv.cfg)
 		kv.cfg.Metadata = withFormat(old)
-		var b jetstream.KeyValue
-		err := whilePlacing(ctx, func() (err error) {
-			b, err = js.CreateOrUpdateKeyValue(ctx, kv.cfg)
-			return err
+		*kv.dst, err = create(ctx, "create key-value bucket "+kv.cfg.Bucket, func() (jetstream.KeyValue, error) {
+			return js.CreateOrUpdateKeyValue(ctx, kv.cfg)
 		})
 		if err != nil {
-			return nil, explain("create key-value bucket "+kv.cfg.Bucket, err)
+			return nil, err
 		}
-		*kv.dst = b
 	}
 	for _, obj := range objs {
 		obj.cfg.Metadata = withFormat(existing["OBJ_"+obj.cfg.Bucket])
-		var b jetstream.ObjectStore
-		err := whilePlacing(ctx, func() (err error) {
-			b, err = js.CreateOrUpdateObjectStore(ctx, obj.cfg)
-			return err
+		*obj.dst, err = create(ctx, "create object store "+obj.cfg.Bucket, func() (jetstream.ObjectStore, error) {
+			return js.CreateOrUpdateObjectStore(ctx, obj.cfg)
 		})
 		if err != nil {
-			return nil, explain("create object store "+obj.cfg.Bucket, err)
+			return nil, err
 		}
-		*obj.dst = b
 	}
 	return &s, nil
 }
@@ -239,6 +232,20 @@ func whilePlacing(ctx context.Context, create func() error) error {
 		}
 		return backoff.Permanent(err)
 	}, backoff.WithContext(b, ctx))
+}
+
+// create is whilePlacing for a create that returns a handle; its error is
+// explained as op's.
+func create[T any](ctx context.Context, op string, fn func() (T, error)) (T, error) {
+	var v T
+	err := whilePlacing(ctx, func() (err error) {
+		v, err = fn()
+		return err
+	})
+	if err != nil {
+		return v, explain(op, err)
+	}
+	return v, nil
 }
 
 // readExisting returns the configuration of each named stream that exists.
@@ -295,20 +302,17 @@ func StreamConfigs(o Options) []jetstream.StreamConfig {
 	}
 }
 
-func kvConfig(bucket, desc string, history uint8, o Options) jetstream.KeyValueConfig {
+// kvConfig is a bucket of one revision per key whose keys live for ttl
+// (0: for ever).
+func kvConfig(bucket, desc string, ttl time.Duration, o Options) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:      bucket,
 		Description: desc,
-		History:     history,
+		History:     1,
+		TTL:         ttl,
 		Storage:     jetstream.FileStorage,
 		Replicas:    o.Replicas,
 	}
-}
-
-func ledgerConfig(o Options) jetstream.KeyValueConfig {
-	cfg := kvConfig(BucketLedger, "content hash and attempt state of each request", 1, o)
-	cfg.TTL = o.LedgerTTL
-	return cfg
 }
 
 // keepOperatorLimits copies the retention limits of the existing stream
@@ -332,15 +336,9 @@ func keepOperatorLimits(existing *jetstream.StreamConfig, cfg *jetstream.StreamC
 // keepOperatorBucketLimits is keepOperatorLimits for a key-value bucket,
 // whose TTL is its stream's max age.
 func keepOperatorBucketLimits(existing *jetstream.StreamConfig, cfg *jetstream.KeyValueConfig) {
-	if existing == nil {
-		return
-	}
-	if cfg.TTL == 0 {
-		cfg.TTL = existing.MaxAge
-	}
-	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = existing.MaxBytes
-	}
+	s := jetstream.StreamConfig{MaxAge: cfg.TTL, MaxBytes: cfg.MaxBytes}
+	keepOperatorLimits(existing, &s)
+	cfg.TTL, cfg.MaxBytes = s.MaxAge, s.MaxBytes
 }
 
 // existingStream returns the configuration of stream name, or nil when
