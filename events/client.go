@@ -163,11 +163,7 @@ func (e *ConflictError) Error() string {
 // checkSameBody compares body with the one the stream kept under the
 // duplicate's sequence.
 func checkSameBody(ctx context.Context, js StreamLookup, ack *jetstream.PubAck, requestID string, body []byte) error {
-	str, err := js.Stream(ctx, ack.Stream)
-	if err != nil {
-		return fmt.Errorf("events: read the stored request %s: %w", requestID, err)
-	}
-	stored, err := str.GetMsg(ctx, ack.Sequence)
+	stored, err := storedMsg(ctx, js, ack)
 	if err != nil {
 		return fmt.Errorf("events: read the stored request %s: %w", requestID, err)
 	}
@@ -364,13 +360,18 @@ func envelopeRequestID(data []byte) (id string, ok bool) {
 // stored. For a resend that the stream dropped as a duplicate this is the
 // time of the original, after which its outcome was published.
 func PublishedAt(ctx context.Context, js StreamLookup, ack *jetstream.PubAck) (time.Time, error) {
-	str, err := js.Stream(ctx, ack.Stream)
-	if err != nil {
-		return time.Time{}, err
-	}
-	msg, err := str.GetMsg(ctx, ack.Sequence)
+	msg, err := storedMsg(ctx, js, ack)
 	if err != nil {
 		return time.Time{}, err
 	}
 	return msg.Time, nil
+}
+
+// storedMsg reads the message ack acknowledged.
+func storedMsg(ctx context.Context, js StreamLookup, ack *jetstream.PubAck) (*jetstream.RawStreamMsg, error) {
+	str, err := js.Stream(ctx, ack.Stream)
+	if err != nil {
+		return nil, err
+	}
+	return str.GetMsg(ctx, ack.Sequence)
 }
