@@ -201,10 +201,10 @@ func TestEngineAcceptsGeneratedRequests(t *testing.T) {
 func TestHostileOptionsStillGiveAValidLane(t *testing.T) {
 	lane := Lane(Options{Events: 30, Seed: 1, ThreadID: "\xff", RunAgentID: "\xfe", Namespace: "\xfd", LargeToolEvery: -1, SecretEvery: -1, ChineseEvery: -1, FirstChatSeq: -5})
 	checkLane(t, lane)
-	if _, err := EncodeRequest(RequestOptions{Events: lane}); err != nil {
+	if _, err := canonical.Encode(Request(RequestOptions{Events: lane})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := EncodeRequest(RequestOptions{Events: lane, Policy: map[string]any{"x": func() {}}}); err == nil {
+	if _, err := canonical.Encode(Request(RequestOptions{Events: lane, Policy: map[string]any{"x": func() {}}})); err == nil {
 		t.Fatal("a non-JSON policy value encoded")
 	}
 }

@@ -102,18 +102,12 @@ func Request(o RequestOptions) map[string]any {
 	return req
 }
 
-// EncodeRequest is Request encoded canonically (compact, sorted keys). It
-// fails only when caller-supplied Events, Policy or PreviousSemantic hold
-// values outside the JSON domain.
-func EncodeRequest(o RequestOptions) ([]byte, error) {
-	return canonical.Encode(Request(o))
-}
-
-// RequestJSON is EncodeRequest for test code, in the manner of
-// regexp.MustCompile: it panics where EncodeRequest would fail, which only a
-// programming error in caller-supplied values can cause.
+// RequestJSON is Request encoded canonically (compact, sorted keys). In the
+// manner of regexp.MustCompile it panics where the encoding fails, which
+// only caller-supplied Events, Policy or PreviousSemantic holding values
+// outside the JSON domain, a programming error, can cause.
 func RequestJSON(o RequestOptions) []byte {
-	data, err := EncodeRequest(o)
+	data, err := canonical.Encode(Request(o))
 	if err != nil {
 		panic(fmt.Sprintf("lanegen: request is not JSON: %v", err))
 	}
