@@ -8,7 +8,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -69,9 +68,13 @@ func appendFacts(dir string, facts []events.Fact) (int, error) {
 		return 0, err
 	}
 	path := filepath.Join(dir, "MEMORY.md")
-	have, err := lines(path)
-	if err != nil {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, err
+	}
+	have := map[string]bool{}
+	for _, line := range strings.Split(string(old), "\n") {
+		have[line] = true
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -91,23 +94,6 @@ func appendFacts(dir string, facts []events.Fact) (int, error) {
 		added++
 	}
 	return added, f.Sync()
-}
-
-func lines(path string) (map[string]bool, error) {
-	have := map[string]bool{}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return have, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		have[sc.Text()] = true
-	}
-	return have, sc.Err()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
