@@ -1,17 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -301,24 +301,20 @@ func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport,
 		return benchReport{}, err
 	}
 	defer os.RemoveAll(dir)
-	ready := make(chan serveInfo, 1)
-	served := make(chan error, 1)
-	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
-	cfg := demoConfig(dir, ready)
+	cfg := demoConfig(dir)
 	cfg.nats.url = c.natsURL
 	cfg.processor.Workers = c.workers
 	cfg.processor.CommitConcurrency = c.commits
 	cfg.wrapSummarizer = func(s engine.Summarizer) engine.Summarizer {
 		return &delayed{Summarizer: s, latency: c.modelLatency, spread: c.spread}
 	}
-	go func() { served <- serve(serveCtx, cfg, slog.New(slog.DiscardHandler)) }()
-	defer func() { stopServe(); <-served }()
-	var info serveInfo
-	select {
-	case info = <-ready:
-	case err := <-served:
-		return benchReport{}, fmt.Errorf("the service did not start: %w", err)
+	// The run's timeout starts with the generation: a service slow to
+	// start still gets a run, whose report covers what arrived.
+	info, stop, err := serveInBackground(context.WithoutCancel(ctx), cfg)
+	if err != nil {
+		return benchReport{}, err
 	}
+	defer stop()
 	nc, err := nats.Connect(info.NATSURL)
 	if err != nil {
 		return benchReport{}, err
@@ -468,7 +464,7 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	}
 	report.PerSecond = float64(report.Activated) / report.Elapsed.Seconds()
 	report.SteadyPerSecond = steadyRate(ended, report.PerSecond)
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	slices.Sort(latencies)
 	report.P50, report.P99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
 	report.P50ms, report.P99ms = float64(report.P50.Microseconds())/1000, float64(report.P99.Microseconds())/1000
 	report.RSSSamplesMiB, report.Heap = rss.stop()
@@ -692,15 +688,8 @@ func (r *benchReport) outcome(key string) {
 
 // formatOutcomes lists outcome counts, most frequent first.
 func formatOutcomes(counts map[string]int) string {
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if counts[keys[i]] != counts[keys[j]] {
-			return counts[keys[i]] > counts[keys[j]]
-		}
-		return keys[i] < keys[j]
+	keys := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {

@@ -46,21 +46,11 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 	defer os.RemoveAll(dir)
 
 	fmt.Fprintf(io.err, "starting Cairn on an embedded NATS server in %s ...\n", dir)
-	ready := make(chan serveInfo, 1)
-	served := make(chan error, 1)
-	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
-	cfg := demoConfig(dir, ready)
-	go func() { served <- serve(serveCtx, cfg, slog.New(slog.DiscardHandler)) }()
-	defer func() { stopServe(); <-served }()
-
-	var info serveInfo
-	select {
-	case info = <-ready:
-	case err := <-served:
-		return fail(io, fmt.Errorf("the service did not start: %w", err))
-	case <-ctx.Done():
-		return fail(io, ctx.Err())
+	info, stop, err := serveInBackground(ctx, demoConfig(dir))
+	if err != nil {
+		return fail(io, err)
 	}
+	defer stop()
 	nc, err := nats.Connect(info.NATSURL)
 	if err != nil {
 		return fail(io, err)
@@ -70,7 +60,9 @@ func runDemo(ctx context.Context, args []string, io stdio) int {
 	return demoRun(ctx, js, body, source, *asJSON, io)
 }
 
-func demoConfig(dir string, ready chan<- serveInfo) serveConfig {
+// demoConfig is serve's default configuration on a fresh embedded server
+// in dir, without a metrics listener.
+func demoConfig(dir string) serveConfig {
 	var cfg serveConfig
 	fs := newFlagSet("demo", "", stdio{err: io.Discard})
 	cfg.register(fs)
@@ -78,8 +70,28 @@ func demoConfig(dir string, ready chan<- serveInfo) serveConfig {
 	cfg.listen = "127.0.0.1:-1"
 	cfg.metricsAddr = "none"
 	cfg.harvest.MemoryDir = dir + "/memory"
-	cfg.ready = ready
 	return cfg
+}
+
+// serveInBackground runs serve with cfg, logging nothing, until the
+// returned stop, and returns once it serves, or when ctx ends first. serve
+// itself outlives ctx: stop ends it.
+func serveInBackground(ctx context.Context, cfg serveConfig) (serveInfo, func(), error) {
+	ready := make(chan serveInfo, 1)
+	served := make(chan error, 1)
+	cfg.ready = ready
+	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
+	go func() { served <- serve(serveCtx, cfg, slog.New(slog.DiscardHandler)) }()
+	stop := func() { stopServe(); <-served }
+	select {
+	case info := <-ready:
+		return info, stop, nil
+	case err := <-served:
+		return serveInfo{}, nil, fmt.Errorf("the service did not start: %w", err)
+	case <-ctx.Done():
+		stop()
+		return serveInfo{}, nil, ctx.Err()
+	}
 }
 
 // demoRequest reads the example, or generates a lane when it is missing.
