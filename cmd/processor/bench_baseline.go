@@ -196,11 +196,9 @@ func timeBaseline(ctx context.Context, c benchConfig, url string, ids []string, 
 	defer stopProgress()
 	cpu0, cpuOK := processCPU()
 	start := time.Now()
-	for i, id := range ids {
-		if _, err := events.PublishRaw(ctx, js, id, bodies[i], ""); err != nil {
-			return loopFigures{}, err
-		}
-		bodies[i] = nil
+	body := func(i int) []byte { b := bodies[i]; bodies[i] = nil; return b }
+	if _, err := publishEach(ctx, js, c, ids, body, start, func(string) {}); err != nil {
+		return loopFigures{}, err
 	}
 	select {
 	case <-all:

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -66,12 +67,7 @@ func parseFlags(fs *flag.FlagSet, args []string, extraEnv map[string]string) (ok
 
 // hasFlag reports whether any argument looks like a flag.
 func hasFlag(args []string) bool {
-	for _, a := range args {
-		if len(a) > 1 && a[0] == '-' && a != "--" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(args, func(a string) bool { return len(a) > 1 && a[0] == '-' && a != "--" })
 }
 
 // envNames lists the environment variables that may set flag name, most
