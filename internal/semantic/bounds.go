@@ -59,7 +59,7 @@ const (
 // Fields lists the top-level keys in the order of the type.
 var Fields = func() []string {
 	var names []string
-	for _, f := range fieldsOf[reflect.TypeFor[Semantic]()].declared {
+	for _, f := range fieldsOf[reflect.TypeFor[Semantic]()] {
 		names = append(names, f.name)
 	}
 	return names

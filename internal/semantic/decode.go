@@ -104,7 +104,7 @@ func closedFields(m map[string]any) error {
 // decodeMembers decodes m, a map with exactly the keys of struct dst, into
 // dst's fields, in field order.
 func decodeMembers(m map[string]any, dst reflect.Value) *errcode.Error {
-	for _, f := range fieldsOf[dst.Type()].declared {
+	for _, f := range fieldsOf[dst.Type()] {
 		if err := decode(m[f.name], dst.Field(f.index), f.name); err != nil {
 			return within(err, f.name)
 		}
@@ -129,7 +129,7 @@ func decode(v any, dst reflect.Value, name string) *errcode.Error {
 		if !ok {
 			return invalidAt(msgObject, "")
 		}
-		fields := fieldsOf[dst.Type()].declared
+		fields := fieldsOf[dst.Type()]
 		if len(m) != len(fields) || slices.ContainsFunc(fields, func(f field) bool { _, ok := m[f.name]; return !ok }) {
 			return invalidAt(msgUnexpected, "")
 		}

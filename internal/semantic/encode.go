@@ -2,10 +2,7 @@ package semantic
 
 import (
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/cairnhq/cairn/internal/canonical"
 )
@@ -22,35 +19,28 @@ import (
 // field is a struct field as encoding/json names it.
 type field struct {
 	name  string
-	key   string // the canonical encoding of the name and the colon
 	index int
 }
 
-// structFields are a struct's fields in declaration order (the order they
-// are decoded and checked in) and sorted by name (the canonical order).
-type structFields struct {
-	declared, sorted []field
-}
-
-// fieldsOf holds the fields of every struct type a Semantic is made of.
+// fieldsOf holds the fields, in declaration order (the order they are
+// decoded and checked in), of every struct type a Semantic is made of.
 var fieldsOf = structsOf(reflect.TypeFor[Semantic]())
 
-func structsOf(root reflect.Type) map[reflect.Type]structFields {
-	structs := map[reflect.Type]structFields{}
+func structsOf(root reflect.Type) map[reflect.Type][]field {
+	structs := map[reflect.Type][]field{}
 	var add func(t reflect.Type)
 	add = func(t reflect.Type) {
 		switch t.Kind() {
 		case reflect.Pointer, reflect.Slice:
 			add(t.Elem())
 		case reflect.Struct:
-			var f structFields
+			var fields []field
 			for i := range t.NumField() {
 				name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-				f.declared = append(f.declared, field{name: name, key: strconv.Quote(name) + ":", index: i})
+				fields = append(fields, field{name: name, index: i})
 				add(t.Field(i).Type)
 			}
-			f.sorted = slices.SortedFunc(slices.Values(f.declared), func(a, b field) int { return strings.Compare(a.name, b.name) })
-			structs[t] = f
+			structs[t] = fields
 		}
 	}
 	add(root)
@@ -58,54 +48,11 @@ func structsOf(root reflect.Type) map[reflect.Type]structFields {
 }
 
 // AppendCanonical appends the canonical encoding of s to dst, the bytes
-// that are hashed, size-checked and rendered: canonical.Encode(s.Map()),
-// without building the map. A nil s appends null. On error (a string that is
-// not valid UTF-8, wrapping canonical.ErrNotCanonical) dst is returned
-// unextended.
+// that are hashed, size-checked and rendered: canonical.Encode(s.Map()). A
+// nil s appends null. On error (a string that is not valid UTF-8, wrapping
+// canonical.ErrNotCanonical) dst is returned unextended.
 func (s *Semantic) AppendCanonical(dst []byte) ([]byte, error) {
-	b, err := appendCanonical(dst, reflect.ValueOf(s))
-	if err != nil {
-		return dst, err
-	}
-	return b, nil
-}
-
-func appendCanonical(b []byte, v reflect.Value) ([]byte, error) {
-	var err error
-	switch v.Kind() {
-	case reflect.Struct:
-		b = append(b, '{')
-		for i, f := range fieldsOf[v.Type()].sorted {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendCanonical(append(b, f.key...), v.Field(f.index)); err != nil {
-				return b, err
-			}
-		}
-		return append(b, '}'), nil
-	case reflect.Slice:
-		b = append(b, '[')
-		for i := range v.Len() {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendCanonical(b, v.Index(i)); err != nil {
-				return b, err
-			}
-		}
-		return append(b, ']'), nil
-	case reflect.Pointer:
-		if v.IsNil() {
-			return append(b, "null"...), nil
-		}
-		return appendCanonical(b, v.Elem())
-	case reflect.String:
-		return canonical.AppendString(b, v.String())
-	case reflect.Int, reflect.Int64:
-		return strconv.AppendInt(b, v.Int(), 10), nil
-	}
-	panic("semantic: no canonical encoding for " + v.Type().String())
+	return canonical.AppendEncode(dst, s.CanonicalValue())
 }
 
 // Map returns the plain form of s, the value whose canonical encoding
@@ -122,7 +69,7 @@ func (s *Semantic) Map() map[string]any {
 func plain(v reflect.Value) any {
 	switch v.Kind() {
 	case reflect.Struct:
-		fields := fieldsOf[v.Type()].declared
+		fields := fieldsOf[v.Type()]
 		m := make(map[string]any, len(fields))
 		for _, f := range fields {
 			m[f.name] = plain(v.Field(f.index))
@@ -162,39 +109,11 @@ var _ canonical.Valuer = (*Semantic)(nil)
 // canonical encoding. It fails only when s holds invalid UTF-8. A nil s
 // hashes as its Map, a nil map, which encodes as {}, not as null.
 func (s *Semantic) Hash() (string, error) {
-	if s == nil {
-		return canonical.Hash(s.Map())
-	}
-	var h string
-	err := s.encoded(func(b []byte) { h = canonical.HashBytes(b) })
-	return h, err
+	return canonical.Hash(s.Map())
 }
 
 // encodedSize is the length of s's canonical encoding.
 func (s *Semantic) encodedSize() (int, error) {
-	var n int
-	err := s.encoded(func(b []byte) { n = len(b) })
-	return n, err
-}
-
-// scratch holds buffers for Hash and the size check, which need the
-// encoding only for a moment; one that grew past maxPooledScratch for a
-// huge semantic is dropped.
-var scratch = sync.Pool{New: func() any { return new([]byte) }}
-
-const maxPooledScratch = 1 << 20
-
-// encoded calls use with the canonical encoding of s, in a pooled buffer
-// that use must not keep.
-func (s *Semantic) encoded(use func(b []byte)) error {
-	bp := scratch.Get().(*[]byte)
-	b, err := s.AppendCanonical((*bp)[:0])
-	if err == nil {
-		use(b)
-	}
-	if cap(b) <= maxPooledScratch {
-		*bp = b[:0]
-		scratch.Put(bp)
-	}
-	return err
+	b, err := s.AppendCanonical(nil)
+	return len(b), err
 }

@@ -17,7 +17,7 @@ import (
 func eachLeaf(v reflect.Value, name string, visit func(leaf reflect.Value, name string)) {
 	switch {
 	case v.Kind() == reflect.Struct:
-		for _, f := range fieldsOf[v.Type()].declared {
+		for _, f := range fieldsOf[v.Type()] {
 			eachLeaf(v.Field(f.index), f.name, visit)
 		}
 	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct:

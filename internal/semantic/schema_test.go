@@ -209,7 +209,7 @@ func checkSchemaOf(t *testing.T, s map[string]any, typ reflect.Type, where strin
 		checkSchemaOf(t, s["items"].(map[string]any), typ.Elem(), where+"[]")
 	case reflect.Struct:
 		var names []string
-		for _, f := range fieldsOf[typ].declared {
+		for _, f := range fieldsOf[typ] {
 			names = append(names, f.name)
 		}
 		if got := stringsOf(s["required"]); !slices.Equal(got, names) {
@@ -219,7 +219,7 @@ func checkSchemaOf(t *testing.T, s map[string]any, typ reflect.Type, where strin
 		if len(props) != len(names) {
 			t.Errorf("%s: %d properties, want %d", where, len(props), len(names))
 		}
-		for _, f := range fieldsOf[typ].declared {
+		for _, f := range fieldsOf[typ] {
 			p, ok := props[f.name].(map[string]any)
 			if !ok {
 				t.Errorf("%s: no property %s", where, f.name)
