@@ -370,11 +370,10 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result) (*lanes.Hea
 		RetainedEventIDs: nonNil(res.RetainedEventIDs), ArtifactIDs: nonNil(res.ArtifactIDs),
 		ProviderUsage: usageWithAttempts(res.ProviderUsage, attempts), Checkpoint: res.Checkpoint,
 	}
-	payload, err := encodeActivated(ev)
+	activated, err := record(topology.SubjectActivated, id, ev, d.traceparent)
 	if err != nil {
 		return nil, err
 	}
-	activated := newRecord(topology.SubjectActivated, id, payload, d.traceparent)
 	records := []outbox.Record{activated}
 	if res.Status == StatusCompacted && req.harvest().HarvestEnabled() && len(res.CutEventIDs) > 0 {
 		job, err := harvestRecord(req, req.RequestID, res.CutEventIDs, d.streamSeq, d.traceparent)

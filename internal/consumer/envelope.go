@@ -20,18 +20,20 @@ import (
 // that a failed event can still name the request and lane of a malformed
 // message. The json tags serve only a body that is not strict JSON.
 type envelope struct {
+	// The members are read in this order (readMembers): a body that fails
+	// one keeps those before it, to name its failed event.
 	V                  *int          `json:"v"`
 	RequestID          string        `json:"request_id"`
 	RootTurnID         string        `json:"root_turn_id"`
-	engine.Correlation               // echoed into every event (header)
 	ParentCheckpointID *string       `json:"parent_checkpoint_id"`
-	PreviousSemantic   any           `json:"previous_semantic"`
-	Events             any           `json:"events"`
 	EventsObject       *string       `json:"events_object"`
 	DeadlineAt         *string       `json:"deadline_at"`
-	Scope              *engine.Scope `json:"scope"`
-	RehydrationState   any           `json:"rehydration_state"`
+	engine.Correlation               // echoed into every event (header)
 	Harvest            *bool         `json:"harvest"`
+	Scope              *engine.Scope `json:"scope"`
+	PreviousSemantic   any           `json:"previous_semantic"`
+	Events             any           `json:"events"`
+	RehydrationState   any           `json:"rehydration_state"`
 
 	deadline time.Time // parsed DeadlineAt; zero when none
 	// decoded is the whole body as canonical.Decode returned it, when the
@@ -198,97 +200,42 @@ func (e *envelope) fromMap(m map[string]any) error {
 		}
 		e.V = &v
 	}
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{
-		{"request_id", &e.RequestID}, {"root_turn_id", &e.RootTurnID},
-	} {
-		if s, err := stringMember(m, f.key); err != nil {
-			return err
-		} else if s != nil {
-			*f.dst = *s
-		}
-	}
-	for _, f := range []struct {
-		key string
-		dst **string
-	}{
-		{"parent_checkpoint_id", &e.ParentCheckpointID}, {"events_object", &e.EventsObject}, {"deadline_at", &e.DeadlineAt},
-	} {
-		s, err := stringMember(m, f.key)
-		if err != nil {
-			return err
-		}
-		*f.dst = s
-	}
-	if err := readMembers(&e.Correlation, m); err != nil {
-		return err
-	}
-	if raw, ok := m["harvest"]; ok && raw != nil {
-		b, isBool := raw.(bool)
-		if !isBool {
-			return typeError("harvest", "boolean")
-		}
-		e.Harvest = &b
-	}
-	if raw, ok := m["scope"]; ok && raw != nil {
-		scope, isObject := raw.(map[string]any)
-		if !isObject {
-			return typeError("scope", "object")
-		}
-		kind, err := stringMember(scope, "kind")
-		if err != nil {
-			return typeError("scope.kind", "string")
-		}
-		id, err := stringMember(scope, "id")
-		if err != nil {
-			return typeError("scope.id", "string")
-		}
-		e.Scope = &engine.Scope{Kind: deref(kind), ID: deref(id)}
-	}
-	e.PreviousSemantic, e.Events, e.RehydrationState = m["previous_semantic"], m["events"], m["rehydration_state"]
-	return nil
+	return readMembers(e, m)
 }
 
-// readMembers fills the struct dst points to (engine.Correlation) from m,
-// field by field by their json tags, so that a field added there is echoed
-// with no edit here. A member of the wrong type is an error naming it.
+// readMembers fills the struct dst points to (the envelope) from m, field
+// by field in their order by their json tags (v aside), so that a field
+// added to engine.Correlation is echoed with no edit here. Members the engine
+// decodes itself (of type any) are taken as decoded. A member of the wrong
+// type is an error naming it.
 func readMembers(dst any, m map[string]any) error {
 	v := reflect.ValueOf(dst).Elem()
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
+	for _, f := range reflect.VisibleFields(v.Type()) {
 		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		raw, ok := m[key]
-		if !ok || raw == nil {
+		if key == "" || key == "v" || !ok || raw == nil {
 			continue
 		}
-		if s, isString := raw.(string); isString && f.Type.Kind() == reflect.String {
-			v.Field(i).SetString(s) // the common case, without a round trip
-			continue
-		}
-		b, err := json.Marshal(raw)
-		if err == nil {
-			err = json.Unmarshal(b, v.Field(i).Addr().Interface())
-		}
-		if err != nil {
-			return typeError(key, f.Type.String())
+		field := v.FieldByIndex(f.Index)
+		s, isString := raw.(string)
+		switch {
+		case isString && f.Type.Kind() == reflect.String:
+			field.SetString(s) // the common cases, without a round trip
+		case isString && f.Type == reflect.TypeFor[*string]():
+			field.Set(reflect.ValueOf(&s))
+		case f.Type.Kind() == reflect.Interface:
+			field.Set(reflect.ValueOf(raw))
+		default:
+			b, err := json.Marshal(raw)
+			if err == nil {
+				err = json.Unmarshal(b, field.Addr().Interface())
+			}
+			if err != nil {
+				return typeError(key, f.Type.String())
+			}
 		}
 	}
 	return nil
-}
-
-// stringMember is m[key] when it is a string, nil when absent or null.
-func stringMember(m map[string]any, key string) (*string, error) {
-	raw, ok := m[key]
-	if !ok || raw == nil {
-		return nil, nil
-	}
-	s, isString := raw.(string)
-	if !isString {
-		return nil, typeError(key, "string")
-	}
-	return &s, nil
 }
 
 func deref(s *string) string {

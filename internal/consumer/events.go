@@ -13,7 +13,6 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
-	"github.com/cairnhq/cairn/internal/rawjson"
 	"github.com/cairnhq/cairn/internal/topology"
 )
 
@@ -164,29 +163,6 @@ func usableTraceparent(tp string) bool {
 		}
 	}
 	return true
-}
-
-// encodeActivated is json.Marshal(ev) without re-scanning the checkpoint,
-// the event's largest member: the event is encoded with a null checkpoint
-// (its last member) and the checkpoint is appended in its place (see
-// package rawjson).
-func encodeActivated(ev events.Activated) (json.RawMessage, error) {
-	cp := ev.Checkpoint
-	ev.Checkpoint = nil
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return nil, errcode.Wrap(errcode.Internal, "encode event", err)
-	}
-	const tail = `"checkpoint":null}`
-	if !bytes.HasSuffix(data, []byte(tail)) {
-		return nil, errcode.New(errcode.Internal, "encode event: checkpoint is not the last member")
-	}
-	out := make([]byte, 0, len(data)+len(cp))
-	out = append(out, data[:len(data)-len("null}")]...)
-	if out, err = rawjson.AppendRaw(out, cp); err != nil {
-		return nil, errcode.Wrap(errcode.Internal, "encode event", err)
-	}
-	return append(out, '}'), nil
 }
 
 func nullable(s string) *string {

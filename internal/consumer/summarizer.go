@@ -116,7 +116,7 @@ func (s *recordingSummarizer) open(ctx context.Context) error {
 		return err
 	}
 	s.opened = true
-	return s.p.crashPoint("summary_requested")
+	return s.p.crashPoint(stepSummaryRequested)
 }
 
 func (s *recordingSummarizer) deadline() time.Time {

@@ -67,26 +67,6 @@ func BuildPointerJob(conversationID, headEntryID string, scope Scope, entryIDs [
 	}
 }
 
-// BuildJob returns the harvest job for one compaction: the transcript of the
-// cut entries rendered oldest to newest, with injected memory removed, bounded
-// and redacted (RenderTranscript). The compaction processor enqueues it on
-// conversation.memory.harvest with Nats-Msg-Id = job.MsgID(). Entries are
-// not copied into the job: the transcript is what workers read.
-func BuildJob(conversationID, headEntryID string, scope Scope, entries []Entry) Job {
-	ids := make([]string, 0, len(entries))
-	for _, e := range entries {
-		ids = append(ids, e.ID)
-	}
-	return Job{
-		V:              JobVersion,
-		ConversationID: conversationID,
-		HeadEntryID:    headEntryID,
-		EntryIDs:       ids,
-		Scope:          scope,
-		Transcript:     RenderTranscript(entries),
-	}
-}
-
 // MsgID is the job's Nats-Msg-Id: unique on (conversation_id, head_entry_id),
 // so a repeated compaction of the same cut enqueues one job.
 func (j Job) MsgID() string {

@@ -78,23 +78,10 @@ func Slug(headEntryID, title string) string {
 }
 
 // EncodeScope encodes a scope as one KV key token: base64url without padding
-// of "kind", a zero byte, and "id". It is reversible (DecodeScope) and uses
-// only characters KV keys allow.
+// of "kind", a zero byte, and "id". It is reversible and uses only characters
+// KV keys allow.
 func EncodeScope(s Scope) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(s.Kind + "\x00" + s.ID))
-}
-
-// DecodeScope reverses EncodeScope.
-func DecodeScope(token string) (Scope, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return Scope{}, fmt.Errorf("facts: scope token %q: %w", token, err)
-	}
-	kind, id, ok := strings.Cut(string(raw), "\x00")
-	if !ok {
-		return Scope{}, fmt.Errorf("facts: scope token %q has no separator", token)
-	}
-	return Scope{Kind: kind, ID: id}, nil
 }
 
 // ParseScope parses the "kind:id" form used on the command line.

@@ -166,17 +166,3 @@ func FuzzRenderTranscriptMatchesReference(f *testing.F) {
 		checkRenderTranscript(t, entries)
 	})
 }
-
-// TestHasMemoryOpenMatchesLowering checks the case-insensitive search
-// against strings.ToLower on every letter that lowers or folds to ASCII.
-func TestHasMemoryOpenMatchesLowering(t *testing.T) {
-	for _, s := range []string{
-		"", "<", "<agent_memory", "<agent_memory>", "x<AGENT_MEMORY>y", "<<Agent_Memory>", "<agent_memorY>",
-		"<agent-memory>", "<agent_memory\u212a>", "<agent_memoſy>", "İ<agent_memory>", "<agent_\xffmemory>",
-		strings.Repeat("<", 100) + "agent_memory>",
-	} {
-		if got, want := hasMemoryOpen(s), strings.Contains(strings.ToLower(s), "<agent_memory>"); got != want {
-			t.Errorf("hasMemoryOpen(%q) = %v, want %v", s, got, want)
-		}
-	}
-}

@@ -94,14 +94,13 @@ func TestRenderNewest(t *testing.T) {
 		{[]int{0, 0, 0, 0}, 2}, // 3 + 1 + 3 + 1 + 3 = 11
 	}
 	for _, tt := range tests {
-		var lb lineBuffer
-		kept := lb.renderNewest(lane(tt.contentRunes...), 10)
+		kept := renderNewest(lane(tt.contentRunes...), 10)
 		if len(kept) != tt.want {
 			t.Errorf("renderNewest(%v, 10) kept %d, want %d", tt.contentRunes, len(kept), tt.want)
 			continue
 		}
-		if len(kept) > 0 && string(lb.text(kept[0])) != "u: "+strings.Repeat("é", tt.contentRunes[len(tt.contentRunes)-1]) {
-			t.Errorf("renderNewest(%v, 10) starts with %q, not the newest", tt.contentRunes, lb.text(kept[0]))
+		if len(kept) > 0 && kept[0] != "u: "+strings.Repeat("é", tt.contentRunes[len(tt.contentRunes)-1]) {
+			t.Errorf("renderNewest(%v, 10) starts with %q, not the newest", tt.contentRunes, kept[0])
 		}
 	}
 	if got := lastRunes(strings.Repeat("é", 30), 10); got != strings.Repeat("é", 10) {
@@ -116,17 +115,6 @@ func TestRenderTranscriptRedactsBeforeCutting(t *testing.T) {
 	got := RenderTranscript([]Entry{{Role: "user", Content: content}})
 	if strings.Contains(got, "sk-proj") || strings.Contains(got, testKey[10:20]) {
 		t.Fatalf("secret prefix leaked: %q", got[len(got)-40:])
-	}
-}
-
-func TestOneLine(t *testing.T) {
-	for _, s := range []string{
-		"", " ", "grep", "read file", " grep", "grep ", "read  file", "read\tfile", "a\nb", "a\u00a0b", "a\u3000b",
-		"记 录", "\xff b", "a \u0085", "a b c",
-	} {
-		if got, want := oneLine(s), strings.Join(strings.Fields(s), " "); got != want {
-			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
-		}
 	}
 }
 

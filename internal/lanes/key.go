@@ -2,7 +2,6 @@ package lanes
 
 import (
 	"encoding/base64"
-	"strings"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 )
@@ -22,7 +21,7 @@ type Lane struct {
 // Key returns the lane's key in the heads bucket: both components in
 // unpadded base64url joined by a dot. The alphabet is a subset of the valid
 // KV key characters and the dot cannot occur inside a component, so the
-// encoding is reversible (see ParseKey). Empty or oversized components are
+// encoding is reversible. Empty or oversized components are
 // invalid_compaction_request.
 func (l Lane) Key() (string, error) {
 	if l.RunAgentID == "" || l.CheckpointNamespace == "" {
@@ -33,20 +32,6 @@ func (l Lane) Key() (string, error) {
 	}
 	return keyEncoding.EncodeToString([]byte(l.RunAgentID)) + "." +
 		keyEncoding.EncodeToString([]byte(l.CheckpointNamespace)), nil
-}
-
-// ParseKey reverses Key.
-func ParseKey(key string) (Lane, error) {
-	agent, ns, ok := strings.Cut(key, ".")
-	if !ok || agent == "" || ns == "" {
-		return Lane{}, errcode.New(errcode.InvalidRequest, "malformed lane key")
-	}
-	a, err1 := keyEncoding.DecodeString(agent)
-	n, err2 := keyEncoding.DecodeString(ns)
-	if err1 != nil || err2 != nil {
-		return Lane{}, errcode.New(errcode.InvalidRequest, "malformed lane key")
-	}
-	return Lane{RunAgentID: string(a), CheckpointNamespace: string(n)}, nil
 }
 
 // IDKey encodes an identifier such as a checkpoint or request id as a valid

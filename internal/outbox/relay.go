@@ -266,13 +266,19 @@ func (r *Relay) deliverDue(ctx context.Context) {
 func (r *Relay) deliverOrRetry(ctx context.Context, key string) {
 	if err := r.Deliver(ctx, key); err != nil && ctx.Err() == nil {
 		r.log.Warn("outbox: delivery failed; will retry", "key", key, "err", err)
-		r.mu.Lock()
-		if len(r.retry) < r.cfg.MaxRetryKeys {
-			r.retry[key] = struct{}{}
-		} else {
-			r.rescan = true
-		}
-		r.mu.Unlock()
+		r.retryLater(key)
+	}
+}
+
+// retryLater leaves key to the retry pass, or to a rescan when too many
+// keys wait.
+func (r *Relay) retryLater(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.retry) < r.cfg.MaxRetryKeys {
+		r.retry[key] = struct{}{}
+	} else {
+		r.rescan = true
 	}
 }
 
@@ -343,7 +349,7 @@ func (r *Relay) Deliver(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	return r.clear(ctx, key, entry, published)
+	return r.clear(ctx, key, entry.Value(), entry.Revision(), published)
 }
 
 // DeliverCommitted is Deliver for the writer that just committed a value
@@ -398,7 +404,7 @@ func (r *Relay) writeClear(ctx context.Context, job pendingClear) error {
 	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return fmt.Errorf("outbox: clear %s: %w", job.key, err)
 	}
-	return r.clearLatest(ctx, job.key, job.published)
+	return r.clear(ctx, job.key, nil, 0, job.published)
 }
 
 // queueClear hands job to the clear loop; it reports false when the loop
@@ -474,36 +480,25 @@ func (r *Relay) clearOne(ctx context.Context, job pendingClear) {
 		return
 	}
 	r.log.Warn("outbox: clearing published records failed; will retry", "key", job.key, "err", err)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.retry) < r.cfg.MaxRetryKeys {
-		r.retry[job.key] = struct{}{}
-	} else {
-		r.rescan = true
-	}
+	r.retryLater(job.key)
 }
 
-// clearLatest re-reads key and removes the published records from its
-// latest value.
-func (r *Relay) clearLatest(ctx context.Context, key string, published map[string]bool) error {
-	entry, err := r.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("outbox: re-read %s: %w", key, err)
-	}
-	return r.clear(ctx, key, entry, published)
-}
-
-// clear removes the published records by compare-and-swap, re-reading the
-// value after each conflict (a new head may have added records meanwhile).
-func (r *Relay) clear(ctx context.Context, key string, entry jetstream.KeyValueEntry, published map[string]bool) error {
-	return r.clearFrom(ctx, key, entry.Value(), entry.Revision(), published)
-}
-
-func (r *Relay) clearFrom(ctx context.Context, key string, current []byte, revision uint64, published map[string]bool) error {
+// clear removes the published records from key's value by
+// compare-and-swap, starting from current at revision (nil: read the
+// value first) and re-reading it after each conflict (a new head may have
+// added records meanwhile).
+func (r *Relay) clear(ctx context.Context, key string, current []byte, revision uint64, published map[string]bool) error {
 	for range r.cfg.ClearAttempts {
+		if current == nil {
+			entry, err := r.kv.Get(ctx, key)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("outbox: re-read %s: %w", key, err)
+			}
+			current, revision = entry.Value(), entry.Revision()
+		}
 		value, changed, err := withoutRecords(current, published)
 		if err != nil {
 			return err
@@ -520,14 +515,7 @@ func (r *Relay) clearFrom(ctx context.Context, key string, current []byte, revis
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return fmt.Errorf("outbox: clear %s: %w", key, err)
 		}
-		entry, err := r.kv.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("outbox: re-read %s: %w", key, err)
-		}
-		current, revision = entry.Value(), entry.Revision()
+		current = nil
 	}
 	return fmt.Errorf("outbox: clear %s: still conflicting after %d attempts", key, r.cfg.ClearAttempts)
 }

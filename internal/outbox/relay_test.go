@@ -140,7 +140,7 @@ func TestClearKeepsRecordsAddedConcurrently(t *testing.T) {
 	}
 	f.put(t, "k", rec("k:1"), rec("k:2")) // the head moved after the read
 	r, _ := NewRelay(f.kv, f.js, DefaultRelayConfig(), nil)
-	if err := r.clear(context.Background(), "k", entry, map[string]bool{"k:1": true}); err != nil {
+	if err := r.clear(context.Background(), "k", entry.Value(), entry.Revision(), map[string]bool{"k:1": true}); err != nil {
 		t.Fatal(err)
 	}
 	n, v := f.pending(t, "k")
