@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -212,14 +213,7 @@ func (p *Policy) ratios() []namedRatio {
 	}
 }
 
-var policyFields = keySet("version", "enabled", "mode", "model", "trigger_ratio",
-	"prune_release_ratio", "post_compaction_target_ratio", "recent_tail_ratio",
-	"recent_tail_min_tokens", "recent_tail_max_tokens", "summary_output_ratio",
-	"summary_output_min_tokens", "summary_output_max_tokens", "semantic_max_bytes",
-	"minimum_prune_reclaim_tokens", "minimum_total_reclaim_tokens", "minimum_total_reclaim_ratio",
-	"maximum_auto_compactions_per_root_turn", "minimum_new_tokens_before_recompact",
-	"maximum_schema_repairs", "maximum_overflow_retries", "maximum_hierarchical_summary_calls",
-	"provider_timeout_ms")
+var policyFields = jsonKeys(reflect.TypeFor[Policy]())
 
 // DecodePolicy overlays a decoded JSON object (possibly partial) on the
 // defaults and validates the result. Every error is invalid_compaction_policy.
