@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -983,19 +985,15 @@ func decodeCategories(raw any) (map[string]int64, error) {
 		return nil, budgetError("categories must be a map", categoryField, "type")
 	}
 	out := make(map[string]int64, len(m))
-	bad := ""
-	for k, v := range m {
-		n, isInt := asInt(v)
-		if (!isInt || n < 0) && (bad == "" || k < bad) {
-			bad = k // the first bad key in byte order, so the error is stable
+	for _, k := range slices.Sorted(maps.Keys(m)) { // the first bad key in byte order, so the error is stable
+		n, isInt := asInt(m[k])
+		switch {
+		case !isInt:
+			return nil, categoryError(k, "type", m[k])
+		case n < 0:
+			return nil, categoryError(k, "range", m[k])
 		}
 		out[k] = n
-	}
-	if bad != "" {
-		if _, isInt := asInt(m[bad]); !isInt {
-			return nil, categoryError(bad, "type", m[bad])
-		}
-		return nil, categoryError(bad, "range", m[bad])
 	}
 	return out, nil
 }
