@@ -290,9 +290,6 @@ func (r *Result) Map() map[string]any {
 	}
 }
 
-// MarshalJSON encodes Map canonically.
-func (r *Result) MarshalJSON() ([]byte, error) { return canonical.Encode(r.Map()) }
-
 // usageValue is the canonical form of one summarizer call's usage.
 func usageValue(u *Usage) map[string]any {
 	m := map[string]any{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens}

@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // Reported-usage delta accounting, version 2: the provider's
 // input count for a previous request of the same lane plus the bytes of what
 // changed since, judged from component descriptors the application supplies.
@@ -63,13 +65,8 @@ func charge(cur, prev descriptor, prevValid bool) int64 {
 		}
 		return cur.bytes
 	}
-	if len(prev.items) > len(cur.items) {
+	if len(prev.items) > len(cur.items) || !slices.Equal(cur.items[:len(prev.items)], prev.items) {
 		return cur.bytes
-	}
-	for i, item := range prev.items {
-		if cur.items[i] != item {
-			return cur.bytes
-		}
 	}
 	var added int64
 	for _, item := range cur.items[len(prev.items):] {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"unicode/utf8"
 
@@ -57,9 +58,7 @@ type InputEvent struct {
 	TokenCount *int64 `json:"token_count,omitempty" doc:"the producer's own token count of the event, used instead of Cairn's"`
 }
 
-var eventFields = keySet("event_id", "run_agent_id", "chat_seq", "lane_event_ordinal",
-	"checkpoint_namespace", "role", "provenance", "provenance_sha256", "content_hash",
-	"content", "tool", "artifact_ids", "truncated", "protected", "token_count")
+var eventFields = jsonKeys(reflect.TypeFor[InputEvent]())
 
 // requiredEventFields are the fields an event must carry. provenance_sha256
 // and content_hash may be left out (or null): Cairn then computes them from

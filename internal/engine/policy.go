@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -172,54 +173,30 @@ func (p Policy) checkRatios() error {
 	return nil
 }
 
-type namedCount struct {
+// policyNumber is a number field of a Policy: its wire name and where it is.
+type policyNumber[T int64 | float64] struct {
 	name  string
-	value *int64
+	value *T
 }
 
-// counts lists the integer fields with their wire names, in field order.
-func (p *Policy) counts() []namedCount {
-	return []namedCount{
-		{"recent_tail_min_tokens", &p.RecentTailMinTokens},
-		{"recent_tail_max_tokens", &p.RecentTailMaxTokens},
-		{"summary_output_min_tokens", &p.SummaryOutputMinTokens},
-		{"summary_output_max_tokens", &p.SummaryOutputMaxTokens},
-		{"semantic_max_bytes", &p.SemanticMaxBytes},
-		{"minimum_prune_reclaim_tokens", &p.MinimumPruneReclaimTokens},
-		{"minimum_total_reclaim_tokens", &p.MinimumTotalReclaimTokens},
-		{"maximum_auto_compactions_per_root_turn", &p.MaximumAutoCompactionsPerRootTurn},
-		{"minimum_new_tokens_before_recompact", &p.MinimumNewTokensBeforeRecompact},
-		{"maximum_schema_repairs", &p.MaximumSchemaRepairs},
-		{"maximum_overflow_retries", &p.MaximumOverflowRetries},
-		{"maximum_hierarchical_summary_calls", &p.MaximumHierarchicalSummaryCalls},
-		{"provider_timeout_ms", &p.ProviderTimeoutMS},
+// numbersOf returns p's fields of type T (int64: its counts, float64: its
+// ratios) with their wire names, in field order.
+func numbersOf[T int64 | float64](p *Policy) []policyNumber[T] {
+	v := reflect.ValueOf(p).Elem()
+	var out []policyNumber[T]
+	for i := range v.NumField() {
+		if value, ok := v.Field(i).Addr().Interface().(*T); ok {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			out = append(out, policyNumber[T]{name, value})
+		}
 	}
+	return out
 }
 
-type namedRatio struct {
-	name  string
-	value *float64
-}
+func (p *Policy) counts() []policyNumber[int64]   { return numbersOf[int64](p) }
+func (p *Policy) ratios() []policyNumber[float64] { return numbersOf[float64](p) }
 
-func (p *Policy) ratios() []namedRatio {
-	return []namedRatio{
-		{"trigger_ratio", &p.TriggerRatio},
-		{"prune_release_ratio", &p.PruneReleaseRatio},
-		{"post_compaction_target_ratio", &p.PostCompactionTargetRatio},
-		{"recent_tail_ratio", &p.RecentTailRatio},
-		{"summary_output_ratio", &p.SummaryOutputRatio},
-		{"minimum_total_reclaim_ratio", &p.MinimumTotalReclaimRatio},
-	}
-}
-
-var policyFields = keySet("version", "enabled", "mode", "model", "trigger_ratio",
-	"prune_release_ratio", "post_compaction_target_ratio", "recent_tail_ratio",
-	"recent_tail_min_tokens", "recent_tail_max_tokens", "summary_output_ratio",
-	"summary_output_min_tokens", "summary_output_max_tokens", "semantic_max_bytes",
-	"minimum_prune_reclaim_tokens", "minimum_total_reclaim_tokens", "minimum_total_reclaim_ratio",
-	"maximum_auto_compactions_per_root_turn", "minimum_new_tokens_before_recompact",
-	"maximum_schema_repairs", "maximum_overflow_retries", "maximum_hierarchical_summary_calls",
-	"provider_timeout_ms")
+var policyFields = jsonKeys(reflect.TypeFor[Policy]())
 
 // DecodePolicy overlays a decoded JSON object (possibly partial) on the
 // defaults and validates the result. Every error is invalid_compaction_policy.

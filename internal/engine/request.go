@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -205,7 +207,7 @@ var requestSteps = []requestStep{
 	{decodeOtherFields, nil, false},
 }
 
-// wireField is one member of WireRequest's JSON object.
+// wireField is one JSON member of a struct.
 type wireField struct {
 	name     string
 	required bool // not omitempty
@@ -231,21 +233,25 @@ func wireFields(t reflect.Type) []wireField {
 
 var (
 	wireRequestFields     = wireFields(reflect.TypeFor[WireRequest]())
-	requestFields         = keySet(fieldNames(false)...)
-	requiredRequestFields = fieldNames(true)
+	requestFields         = jsonKeys(reflect.TypeFor[WireRequest]())
+	requiredRequestFields = fieldNames(wireRequestFields, true)
 )
 
-// fieldNames is WireRequest's member names, only the required ones if
+// fieldNames is the names of fields, only the required ones if
 // requiredOnly.
-func fieldNames(requiredOnly bool) []string {
+func fieldNames(fields []wireField, requiredOnly bool) []string {
 	var out []string
-	for _, f := range wireRequestFields {
+	for _, f := range fields {
 		if f.required || !requiredOnly {
 			out = append(out, f.name)
 		}
 	}
 	return out
 }
+
+// jsonKeys is the set of t's JSON member names: the keys an object
+// decoded into t may have.
+func jsonKeys(t reflect.Type) map[string]bool { return keySet(fieldNames(wireFields(t), false)...) }
 
 // decodedFields are the members a step of requestSteps reads and checks
 // itself; decodeOtherFields checks the rest by their Go type.
@@ -933,8 +939,7 @@ func decodeScope(raw any) (*Scope, error) {
 	return &Scope{Kind: kind, ID: id}, nil
 }
 
-var accountingFields = keySet("method", "profile_hash", "reported_input_tokens", "category_bytes",
-	"reported_usage_baseline", "component_descriptors")
+var accountingFields = jsonKeys(reflect.TypeFor[Accounting]())
 
 func decodeAccounting(r *Request, m map[string]any) error {
 	raw, ok := m["accounting"]
@@ -980,19 +985,15 @@ func decodeCategories(raw any) (map[string]int64, error) {
 		return nil, budgetError("categories must be a map", categoryField, "type")
 	}
 	out := make(map[string]int64, len(m))
-	bad := ""
-	for k, v := range m {
-		n, isInt := asInt(v)
-		if (!isInt || n < 0) && (bad == "" || k < bad) {
-			bad = k // the first bad key in byte order, so the error is stable
+	for _, k := range slices.Sorted(maps.Keys(m)) { // the first bad key in byte order, so the error is stable
+		n, isInt := asInt(m[k])
+		switch {
+		case !isInt:
+			return nil, categoryError(k, "type", m[k])
+		case n < 0:
+			return nil, categoryError(k, "range", m[k])
 		}
 		out[k] = n
-	}
-	if bad != "" {
-		if _, isInt := asInt(m[bad]); !isInt {
-			return nil, categoryError(bad, "type", m[bad])
-		}
-		return nil, categoryError(bad, "range", m[bad])
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -213,10 +214,7 @@ func (s State) RecordSuccess(trigger string, laneOrdinal, tokensAfter int64) (St
 	return s, nil
 }
 
-var stateFields = keySet("successful_auto_compactions", "last_compaction_lane_event_ordinal",
-	"last_compaction_tokens_after", "new_tokens_since_compaction", "overflow_retry_used",
-	"consecutive_ineffective_compactions", "cancellation_pending", "accounting_method",
-	"accounting_version", "accounting_profile_hash")
+var stateFields = jsonKeys(reflect.TypeFor[State]())
 
 // DecodeState builds a State from its persisted JSON object (string method
 // names; nulls for absent values) and validates it. Absent fields take their

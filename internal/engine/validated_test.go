@@ -142,7 +142,7 @@ func TestRecordMatchesEqualValuesOnly(t *testing.T) {
 }
 
 // TestRecordCoversEveryValidatedField fails when InputEvent gains a field:
-// if Validate reads it, eventWalk.event must visit it too.
+// if Validate reads it, recordEvents and matches must cover it too.
 func TestRecordCoversEveryValidatedField(t *testing.T) {
 	var fields []string
 	for f := range reflect.TypeFor[InputEvent]().Fields() {
@@ -152,7 +152,7 @@ func TestRecordCoversEveryValidatedField(t *testing.T) {
 		"Provenance", "ProvenanceSHA256", "ContentHash", "Content", "Tool", "ArtifactIDs", "Truncated",
 		"Protected", "TokenCount"}
 	if !slices.Equal(fields, want) {
-		t.Fatalf("InputEvent fields %v; update eventWalk.event and this list", fields)
+		t.Fatalf("InputEvent fields %v; update recordEvents, matches and this list", fields)
 	}
 }
 
