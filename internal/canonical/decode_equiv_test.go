@@ -468,3 +468,42 @@ func TestDecodeRandomCoversOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// TestDecoderKeepsNoValues checks that a decoder, once done, holds nothing
+// of the input or the decoded values that pooling it would keep alive.
+func TestDecoderKeepsNoValues(t *testing.T) {
+	for _, in := range []string{string(requestBody(t, 24)), `[{"a":[1,2,{"b":"c"}],"d":"e"},[3,{"f":[4,"g"]}]]`} {
+		d := &decoder{data: []byte(in)}
+		if _, err := d.document(); err != nil {
+			t.Fatal(err)
+		}
+		checkNothingStacked(t, d) // popped as decoded
+		broken := in[:len(in)-2]
+		d = &decoder{data: []byte(broken)}
+		if _, err := d.document(); err == nil {
+			t.Fatalf("%q decoded", broken)
+		}
+		d.dropReferences()
+		checkNothingStacked(t, d)
+		if d.data != nil {
+			t.Fatal("decoder keeps its input")
+		}
+	}
+}
+
+func checkNothingStacked(t *testing.T, d *decoder) {
+	t.Helper()
+	if cap(d.members) == 0 || cap(d.elems) == 0 {
+		t.Fatal("test input stacks nothing")
+	}
+	for _, m := range d.members[:cap(d.members)] {
+		if m != (member{}) {
+			t.Fatalf("decoder keeps member %q", m.key)
+		}
+	}
+	for _, e := range d.elems[:cap(d.elems)] {
+		if e != nil {
+			t.Fatalf("decoder keeps element %#v", e)
+		}
+	}
+}

@@ -7,10 +7,11 @@
 package canonical
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
+	"hash"
 	"math"
 	"slices"
 	"strconv"
@@ -46,35 +47,60 @@ func Encode(v any) ([]byte, error) {
 // extended slice. On error dst is returned unextended together with an error
 // wrapping ErrNotCanonical.
 func AppendEncode(dst []byte, v any) ([]byte, error) {
-	e := encoder{buf: dst}
-	if err := e.value(v, 0); err != nil {
+	e := getEncoder()
+	defer putEncoder(e)
+	// Encode straight into dst (no copy); the pooled buffer waits aside.
+	own := e.buf
+	e.buf = dst
+	err := e.value(v, 0)
+	out := e.buf
+	e.buf = own
+	if err != nil {
 		return dst, err
 	}
-	return e.buf, nil
+	return out, nil
 }
 
 // EncodedSize returns the byte length of the canonical encoding of v.
 func EncodedSize(v any) (int, error) {
-	b, err := Encode(v)
-	return len(b), err
+	e := getEncoder()
+	defer putEncoder(e)
+	if err := e.value(v, 0); err != nil {
+		return 0, err
+	}
+	return len(e.buf), nil
 }
 
-// encoder holds the output of one encoding.
+// Valid reports whether v is inside the canonical domain.
+func Valid(v any) bool {
+	_, err := EncodedSize(v)
+	return err == nil
+}
+
+// encoder holds the output buffer, a shared scratch area for sorting keys
+// and the key orders of recent objects; all are reused through a pool.
 type encoder struct {
-	buf []byte
+	buf    []byte
+	keys   []string
+	pairs  []member
+	orders keyOrders
+
+	// pairsHigh is the most of pairs used since the encoder left the pool;
+	// putEncoder clears that much.
+	pairsHigh int
+
+	// digest and sum serve EncodeHashWithout, which hashes two pieces.
+	digest hash.Hash
+	sum    [sha256.Size]byte
 }
 
 func notCanonical(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrNotCanonical, fmt.Sprintf(format, args...))
 }
 
-func tooDeep() error {
-	return notCanonical("nesting deeper than %d levels", MaxDepth)
-}
-
 func (e *encoder) value(v any, depth int) error {
 	if depth > MaxDepth {
-		return tooDeep()
+		return notCanonical("nesting deeper than %d levels", MaxDepth)
 	}
 	switch x := v.(type) {
 	case nil:
@@ -88,9 +114,18 @@ func (e *encoder) value(v any, depth int) error {
 	case string:
 		return e.string(x)
 	case map[string]any:
-		return encodeMap(e, x, depth, func(v any) error { return e.value(v, depth+1) })
+		return e.mapAny(x, depth)
 	case []any:
-		return encodeList(e, x, depth, func(v any) error { return e.value(v, depth+1) })
+		e.buf = append(e.buf, '[')
+		for i, el := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if err := e.value(el, depth+1); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
 	case json.Number:
 		return e.number(x)
 	case int:
@@ -128,26 +163,62 @@ func (e *encoder) value(v any, depth int) error {
 func (e *encoder) typed(v any, depth int) error {
 	switch x := v.(type) {
 	case []string:
-		return encodeList(e, x, depth, e.string)
+		e.buf = append(e.buf, '[')
+		for i, s := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if depth+1 > MaxDepth {
+				return notCanonical("nesting deeper than %d levels", MaxDepth)
+			}
+			if err := e.string(s); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
 	case []int64:
-		return encodeList(e, x, depth, e.int64)
+		if len(x) > 0 && depth+1 > MaxDepth {
+			return notCanonical("nesting deeper than %d levels", MaxDepth)
+		}
+		e.buf = append(e.buf, '[')
+		for i, n := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = strconv.AppendInt(e.buf, n, 10)
+		}
+		e.buf = append(e.buf, ']')
 	case []map[string]any:
-		return encodeList(e, x, depth, func(m map[string]any) error { return e.value(m, depth+1) })
+		e.buf = append(e.buf, '[')
+		for i, m := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if depth+1 > MaxDepth {
+				return notCanonical("nesting deeper than %d levels", MaxDepth)
+			}
+			if err := e.mapAny(m, depth+1); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
 	case map[string]string:
-		return encodeMap(e, x, depth, e.string)
+		return encodeMap(e, x, depth, func(s string) error { return e.string(s) })
 	case map[string]int64:
-		return encodeMap(e, x, depth, e.int64)
+		return encodeMap(e, x, depth, func(n int64) error {
+			e.buf = strconv.AppendInt(e.buf, n, 10)
+			return nil
+		})
 	case map[string]int:
-		return encodeMap(e, x, depth, func(n int) error { return e.int64(int64(n)) })
+		return encodeMap(e, x, depth, func(n int) error {
+			e.buf = strconv.AppendInt(e.buf, int64(n), 10)
+			return nil
+		})
 	case Valuer:
 		return e.valuer(x, depth)
 	default:
 		return notCanonical("unsupported type %T", v)
 	}
-}
-
-func (e *encoder) int64(n int64) error {
-	e.buf = strconv.AppendInt(e.buf, n, 10)
 	return nil
 }
 
@@ -171,32 +242,103 @@ func (e *encoder) valuer(x Valuer, depth int) (err error) {
 	return notCanonical("CanonicalValue chain longer than %d", maxValuerHops)
 }
 
-// encodeList writes the list at depth, each element with enc.
-func encodeList[V any](e *encoder, list []V, depth int, enc func(V) error) error {
-	if len(list) > 0 && depth+1 > MaxDepth {
-		return tooDeep()
+// mapAny writes the most common object type. Its members are collected
+// with their values into the shared pair scratch (saving a lookup per key)
+// in key order; nested objects use the region above this one.
+func (e *encoder) mapAny(m map[string]any, depth int) error {
+	start := len(e.pairs)
+	order, kept := e.collect(m)
+	members := e.pairs[start:]
+	var err error
+	if order != nil {
+		// Nested objects must not replace the order while it is in use.
+		order.busy++
 	}
-	e.buf = append(e.buf, '[')
-	for i, v := range list {
+	if kept {
+		err = e.membersWithKeys(members, order, depth)
+	} else {
+		err = e.members(members, order, depth)
+	}
+	if order != nil {
+		order.busy--
+	}
+	// The members stay in the scratch above len until putEncoder clears
+	// it: they belong to the value being encoded anyway.
+	e.pairs = e.pairs[:start]
+	return err
+}
+
+// members writes an object's members, given in key order. If keep is not
+// nil, the encoded keys are copied into it as they are written and it is
+// made the kept order for these keys once all are written.
+func (e *encoder) members(ms []member, keep *keyOrder, depth int) error {
+	e.buf = append(e.buf, '{')
+	for i := range ms {
+		from := len(e.buf)
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
-		if err := enc(v); err != nil {
+		if err := e.string(ms[i].key); err != nil {
+			return err
+		}
+		e.buf = append(e.buf, ':')
+		if keep != nil {
+			keep.enc = append(keep.enc, e.buf[from:]...)
+			keep.ends = append(keep.ends, len(keep.enc))
+		}
+		if err := e.value(ms[i].value, depth+1); err != nil {
 			return err
 		}
 	}
-	e.buf = append(e.buf, ']')
+	e.buf = append(e.buf, '}')
+	if keep != nil {
+		keep.setKeys(ms)
+	}
 	return nil
 }
 
-// encodeMap writes the object m at depth, its members sorted by the bytes
-// of their keys and each value written with enc.
+// membersWithKeys is members for an object with a kept key order, whose
+// keys are copied already encoded, each with its comma.
+func (e *encoder) membersWithKeys(ms []member, order *keyOrder, depth int) error {
+	e.buf = append(e.buf, '{')
+	enc, ends := order.enc, order.ends[:len(ms)]
+	from := 0
+	for i := range ms {
+		to := ends[i]
+		e.buf = append(e.buf, enc[from:to]...)
+		from = to
+		// Most member values are strings: they skip value's type switch
+		// (and its depth check, made here).
+		var err error
+		if str, ok := ms[i].value.(string); ok && depth < MaxDepth {
+			err = e.string(str)
+		} else {
+			err = e.value(ms[i].value, depth+1)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// encodeMap writes m with its members sorted by key bytes. Keys are sorted in
+// the encoder's shared scratch slice; nested maps append above this map's
+// region, which stays intact even if the slice is reallocated.
 func encodeMap[V any](e *encoder, m map[string]V, depth int, enc func(V) error) error {
 	if len(m) > 0 && depth+1 > MaxDepth {
-		return tooDeep()
+		return notCanonical("nesting deeper than %d levels", MaxDepth)
 	}
+	start := len(e.keys)
+	for k := range m {
+		e.keys = append(e.keys, k)
+	}
+	keys := e.keys[start:]
+	slices.Sort(keys)
+	defer func() { e.keys = e.keys[:start] }()
 	e.buf = append(e.buf, '{')
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	for i, k := range keys {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}

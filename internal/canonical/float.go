@@ -1,7 +1,6 @@
 package canonical
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 )
@@ -61,10 +60,17 @@ func AppendFloat(dst []byte, f float64) []byte {
 // the decimal exponent of the first digit.
 func shortest(dst []byte, f float64) (digits []byte, exp int) {
 	b := strconv.AppendFloat(dst, f, 'e', -1, 64) // d[.ddd]e±XX
-	mantissa, e, _ := bytes.Cut(b, []byte("e"))
-	exp, _ = strconv.Atoi(string(e))
-	digits = append([]byte{mantissa[0]}, bytes.TrimPrefix(mantissa[1:], []byte("."))...)
-	return digits, exp
+	mark := 0
+	for mark < len(b) && b[mark] != 'e' {
+		mark++
+	}
+	e, _ := strconv.Atoi(string(b[mark+1:]))
+	digits = b[:0:0]
+	digits = append(digits, b[0])
+	if mark > 1 {
+		digits = append(digits, b[2:mark]...)
+	}
+	return digits, e
 }
 
 func appendScientific(dst, digits, es []byte) []byte {

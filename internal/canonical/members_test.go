@@ -108,7 +108,6 @@ func TestKeyOrderRandom(t *testing.T) {
 
 // More keys than a kept order holds, and more sizes than there are slots.
 func TestKeyOrderLargeAndManySizes(t *testing.T) {
-	const maxKeyOrder = 64 // the largest key order the encoder once kept
 	var list []any
 	for n := range 3 * maxKeyOrder {
 		m := map[string]any{}

@@ -3,7 +3,6 @@ package redact
 
 import (
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -294,7 +293,18 @@ func acceptAssignment(s string, loc, value []int) bool {
 // brackets) would otherwise make "[REDACTED:aws_access_key]-x", the output
 // of a first pass, look like a password to the second.
 func withoutMarkers(v string) string {
-	return marker.ReplaceAllString(v, "")
+	spans := markerSpans(v)
+	if len(spans) == 0 {
+		return v
+	}
+	var b strings.Builder
+	prev := 0
+	for _, m := range spans {
+		b.WriteString(v[prev:m[0]])
+		prev = m[1]
+	}
+	b.WriteString(v[prev:])
+	return b.String()
 }
 
 // acceptSpokenPassword keeps "password is <value>" only when the value looks
@@ -321,7 +331,44 @@ func Find(s string) []Match {
 	if len(found) == 0 {
 		return nil
 	}
-	return merge(dropMarkers(found, marker.FindAllStringIndex(s, -1)))
+	return merge(dropMarkers(found, markerSpans(s)))
+}
+
+// markerPrefix begins every redaction marker.
+const markerPrefix = "[REDACTED:"
+
+// markerSpans returns what marker.FindAllStringIndex(s, -1) returns, the
+// spans of the markers in s, without running the regexp over all of s.
+func markerSpans(s string) [][]int {
+	var spans [][]int
+	for from := 0; ; {
+		i := strings.Index(s[from:], markerPrefix)
+		if i < 0 {
+			return spans
+		}
+		start := from + i
+		end := markerEnd(s, start)
+		if end < 0 {
+			from = start + 1
+			continue
+		}
+		spans = append(spans, []int{start, end})
+		from = end
+	}
+}
+
+// markerEnd returns the end of the marker at s[start:], which begins with
+// markerPrefix, or -1 when there is none: 1 to 40 of [a-z_] and a ']'.
+func markerEnd(s string, start int) int {
+	j := start + len(markerPrefix)
+	class := j
+	for j < len(s) && j-class < 40 && (s[j] >= 'a' && s[j] <= 'z' || s[j] == '_') {
+		j++
+	}
+	if j == class || j == len(s) || s[j] != ']' {
+		return -1
+	}
+	return j + 1
 }
 
 // LineLocal reports whether no secret Find could report in s spans a line
@@ -335,6 +382,82 @@ type candidate struct {
 	priority int
 }
 
+// anchorAt is one anchor of one detector (its index in detectors).
+type anchorAt struct {
+	text     string
+	detector int
+}
+
+// anchorIndex is the anchorTable of detectors.
+var anchorIndex = func() (x anchorTable) {
+	for di, d := range detectors {
+		for _, a := range d.anchors {
+			k := uint8(len(x.anchors))
+			x.anchors = append(x.anchors, anchorAt{a, di})
+			for _, c0 := range cases(a[0], d.fold) {
+				x.byFirst[c0] = append(x.byFirst[c0], k)
+				for _, c1 := range cases(a[1], d.fold) {
+					pair := uint(c0)<<8 | uint(c1)
+					x.bigrams[pair/64] |= 1 << (pair % 64)
+					x.inPair[c0], x.inPair[c1] = true, true
+				}
+			}
+		}
+	}
+	if len(x.anchors) > maxAnchors {
+		panic("redact: more anchors than maxAnchors")
+	}
+	return x
+}()
+
+// anchorTable lists every detector's anchors, and for each byte the anchors
+// that may start with it (both cases of a folding anchor's first letter),
+// so one pass over a text finds every anchor. bigrams has bit b0<<8|b1 set
+// for the first two bytes of every anchor in every case it matches in: most
+// bytes of prose are skipped after that one test. inPair is set for every
+// byte of those pairs: a byte outside them can neither end a pair nor begin
+// one, so the pass steps over it and the byte before it at once.
+type anchorTable struct {
+	anchors []anchorAt
+	byFirst [256][]uint8
+	bigrams [1 << 16 / 64]uint64
+	inPair  [256]bool
+}
+
+// pairAt reports whether s[i] and s[i+1] are the first two bytes of an
+// anchor, in a case it is searched in.
+func (x *anchorTable) pairAt(s string, i int) bool {
+	pair := uint(s[i])<<8 | uint(s[i+1])
+	return x.bigrams[pair/64]&(1<<(pair%64)) != 0
+}
+
+// nextPair returns the first offset from i on where the first two bytes of
+// an anchor occur, or -1.
+func (x *anchorTable) nextPair(s string, i int) int {
+	for i+1 < len(s) {
+		if !x.inPair[s[i+1]] {
+			i += 2
+			continue
+		}
+		if x.pairAt(s, i) {
+			return i
+		}
+		i++
+	}
+	return -1
+}
+
+// anyAnchorAt reports whether some anchor occurs at s[i].
+func (x *anchorTable) anyAnchorAt(s string, i int) bool {
+	for _, k := range x.byFirst[s[i]] {
+		a := x.anchors[k]
+		if hasAnchor(s[i:], a.text, detectors[a.detector].fold) {
+			return true
+		}
+	}
+	return false
+}
+
 // MayStartSecret reports whether a secret could begin in s: whether s holds
 // "-----BEGIN" or one of the literal anchors detectors are run from ("sk-",
 // "token", "://" and the like, in any case where the detector ignores
@@ -346,63 +469,48 @@ func MayStartSecret(s string) bool {
 	if strings.Contains(s, pemStart) {
 		return true
 	}
-	lower := asciiLower(s)
-	for _, d := range detectors {
-		text := s
-		if d.fold {
-			text = lower
-		}
-		for _, a := range d.anchors {
-			if strings.Contains(text, a) {
-				return true
-			}
+	x := &anchorIndex
+	for i := x.nextPair(s, 0); i >= 0; i = x.nextPair(s, i+1) {
+		if x.anyAnchorAt(s, i) {
+			return true
 		}
 	}
 	return false
 }
+
+// cases returns c, and its upper-case form too when fold is set and c is a
+// lower-case ASCII letter.
+func cases(c byte, fold bool) []byte {
+	if fold && c >= 'a' && c <= 'z' {
+		return []byte{c, c - 'a' + 'A'}
+	}
+	return []byte{c}
+}
+
+// maxAnchors bounds len(anchorIndex.anchors), so scanAnchors keeps its state
+// on the stack.
+const maxAnchors = 32
 
 // scanAnchors runs every detector at every occurrence of its anchors in s
 // and appends the accepted matches. An occurrence inside an earlier match
 // of the same anchor is skipped, so a long secret is not rescanned from
 // each of its own anchors.
 func scanAnchors(found []candidate, s string) []candidate {
-	lower := asciiLower(s)
-	for i := range detectors {
-		d := &detectors[i]
-		text := s
-		if d.fold {
-			text = lower
-		}
-		for _, a := range d.anchors {
-			for from := 0; ; {
-				j := strings.Index(text[from:], a)
-				if j < 0 {
-					break
-				}
-				at := from + j
-				from = at + 1
-				if d.mayMatch != nil && !d.mayMatch(s, at) {
-					continue
-				}
-				var end int
-				found, end = d.matchAt(found, s[:lineEnd(s, at)], at, i)
-				from = max(from, end)
+	var next [maxAnchors]int // per anchor: the first offset it may be tried at
+	x := &anchorIndex
+	for i := x.nextPair(s, 0); i >= 0; i = x.nextPair(s, i+1) {
+		for _, k := range x.byFirst[s[i]] {
+			a := x.anchors[k]
+			d := &detectors[a.detector]
+			if i < next[k] || !hasAnchor(s[i:], a.text, d.fold) || d.mayMatch != nil && !d.mayMatch(s, i) {
+				continue
 			}
+			var end int
+			found, end = d.matchAt(found, s[:lineEnd(s, i)], i, a.detector)
+			next[k] = max(i+1, end)
 		}
 	}
 	return found
-}
-
-// asciiLower returns s with its ASCII capitals lower-cased, byte for byte,
-// so offsets in it are offsets in s.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // lineEnd returns the offset of the first line feed from i on, or len(s).
@@ -413,6 +521,27 @@ func lineEnd(s string, i int) int {
 		return i + j
 	}
 	return len(s)
+}
+
+// hasAnchor reports whether s starts with anchor, ignoring ASCII case when
+// fold is set (anchor is then lower-case).
+func hasAnchor(s, anchor string, fold bool) bool {
+	if len(s) < len(anchor) {
+		return false
+	}
+	if !fold {
+		return s[:len(anchor)] == anchor
+	}
+	for j := 0; j < len(anchor); j++ {
+		c := s[j]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != anchor[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // matchAt runs d, the detector of that priority, at its anchor found at
@@ -544,12 +673,21 @@ func String(s string) (redacted string, classes []string) {
 		b.WriteString(s[prev:m.Start])
 		b.WriteString("[REDACTED:" + m.Class + "]")
 		prev = m.End
-		if !slices.Contains(classes, m.Class) {
+		if !containsString(classes, m.Class) {
 			classes = append(classes, m.Class)
 		}
 	}
 	b.WriteString(s[prev:])
 	return b.String(), classes
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // Contains reports whether s holds at least one secret.

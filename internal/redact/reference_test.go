@@ -95,3 +95,32 @@ func FuzzFindMatchesReference(f *testing.F) {
 		}
 	})
 }
+
+// markerInputs holds markers whole, cut, nested, too long and back to back.
+func markerInputs() []string {
+	return []string{
+		"", "[REDACTED:", "[REDACTED:]", "[REDACTED:a]", "[REDACTED:A]", "[REDACTED:a-b]", "[REDACTED:jwt]x[REDACTED:jwt]",
+		"[REDACTED:[REDACTED:jwt]]", "[[REDACTED:jwt]", "[REDACTED:" + strings.Repeat("a", 40) + "]",
+		"[REDACTED:" + strings.Repeat("a", 41) + "]", "[REDACTED:jwt][REDACTED:url_password]", "[REDACTED:jwt",
+		"x [REDACTED:password_assignment] y [REDACTED:open", "[REDACTED:记]",
+	}
+}
+
+func TestMarkerSpansMatchRegexp(t *testing.T) {
+	for _, s := range append(markerInputs(), referenceInputs()...) {
+		if got, want := markerSpans(s), marker.FindAllStringIndex(s, -1); !reflect.DeepEqual(got, want) {
+			t.Errorf("markerSpans(%q) = %v, regexp %v", s, got, want)
+		}
+	}
+}
+
+func FuzzMarkerSpansMatchRegexp(f *testing.F) {
+	for _, s := range markerInputs() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := markerSpans(s), marker.FindAllStringIndex(s, -1); !reflect.DeepEqual(got, want) {
+			t.Fatalf("markerSpans(%q) = %v, regexp %v", s, got, want)
+		}
+	})
+}

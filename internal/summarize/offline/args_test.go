@@ -56,6 +56,22 @@ func TestArgumentsMatchDecoding(t *testing.T) {
 	}
 }
 
+// The scanner's fast path answers only when it reads the same as decoding.
+func TestScanArgumentsMatchesDecoding(t *testing.T) {
+	fast := 0
+	for _, text := range argumentTexts {
+		if got, ok := scanArguments(text); ok {
+			fast++
+			if want := argumentsByMap(text); got != want {
+				t.Errorf("scanArguments(%q) = %+v, want %+v", text, got, want)
+			}
+		}
+	}
+	if fast < len(argumentTexts)/2 {
+		t.Errorf("the scanner read %d of %d texts itself, want most", fast, len(argumentTexts))
+	}
+}
+
 func FuzzArguments(f *testing.F) {
 	for _, text := range argumentTexts {
 		f.Add(text)

@@ -1,7 +1,9 @@
 package offline
 
 import (
+	"bytes"
 	"encoding/json"
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -69,6 +71,13 @@ type output struct {
 	ids      []*ident // oldest first
 	otherCC  []semantic.Sourced
 	maxCites int
+
+	// Measurements of size.
+	buf      []byte // scratch for encoding
+	skeleton int    // encoded size without the lists
+	ccKey    [2]int // len(ids), len(otherCC) when critical_context was measured
+	ccBytes  int
+	lists    listTally
 }
 
 func (d *draft) output() *output {
@@ -95,7 +104,8 @@ func (d *draft) output() *output {
 		Errors:       newest(unique(errs), bounds.Errors),
 		ArtifactRefs: newest(unique(d.artifacts.list()), bounds.ArtifactRefs),
 	}
-	return &output{s: s, ids: withoutContained(d.ids.list()), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations}
+	return &output{s: s, ids: withoutContained(d.ids.list()), otherCC: unique(d.otherCC), maxCites: d.o.MaxCitations, ccKey: [2]int{-1, -1},
+		buf: make([]byte, 0, scratchBytes)}
 }
 
 // maxContainmentCheck bounds the quadratic containment pass.
@@ -138,23 +148,53 @@ func newest[T any](list []T, n int) []T {
 
 // unique drops entries equal to an earlier one; the validator rejects a list
 // with two identical entries. Equal JSON of the same struct type means equal
-// canonical encodings. A list without duplicates, the usual case, is
+// canonical encodings. Entries are told apart by a hash of their encoding,
+// which spares a string per entry; equal hashes are confirmed on the
+// encodings themselves. A list without duplicates, the usual case, is
 // returned as it is.
 func unique[T any](list []T) []T {
 	if list == nil {
 		return []T{}
 	}
-	seen := make(map[string]bool, len(list))
+	seed := maphash.MakeSeed()
+	// The hash of each kept entry: a short list looks a hash up among them,
+	// a long one in a map from hash to the first kept entry with it.
+	var small [smallUnique]uint64
+	hashes := small[:0]
+	var first map[uint64]int
+	if len(list) > smallUnique {
+		first = make(map[uint64]int, len(list))
+	}
+	var keyBuf, otherBuf [512]byte
+	key, other := keyBuf[:0], otherBuf[:0]
 	var out []T // the kept entries once one was dropped; until then list[:i]
 	for i := range list {
-		key := string(appendJSON(nil, &list[i]))
-		if seen[key] {
-			if out == nil {
-				out = slices.Clone(list[:i])
-			}
-			continue
+		kept := list[:i]
+		if out != nil {
+			kept = out
 		}
-		seen[key] = true
+		key = appendJSON(key[:0], &list[i])
+		h := maphash.Bytes(seed, key)
+		j, ok := -1, false
+		if first != nil {
+			j, ok = first[h]
+		} else if j = slices.Index(hashes, h); j >= 0 {
+			ok = true
+		}
+		if ok {
+			other = appendJSON(other[:0], &kept[j])
+			if bytes.Equal(key, other) || encodedIn(kept, key) {
+				if out == nil {
+					out = append(make([]T, 0, len(list)-1), kept...)
+				}
+				continue
+			}
+		} else if first != nil {
+			first[h] = len(kept)
+		}
+		if first == nil {
+			hashes = append(hashes, h)
+		}
 		if out != nil {
 			out = append(out, list[i])
 		}
@@ -163,6 +203,21 @@ func unique[T any](list []T) []T {
 		return list
 	}
 	return out
+}
+
+// smallUnique is the longest list unique searches without a map.
+const smallUnique = 16
+
+// encodedIn reports whether an entry of list encodes as key; unique only
+// needs it when two different encodings share a hash.
+func encodedIn[T any](list []T, key []byte) bool {
+	var buf []byte
+	for i := range list {
+		if buf = appendJSON(buf[:0], &list[i]); bytes.Equal(buf, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // semantic returns the final value with critical_context packed.
@@ -188,11 +243,12 @@ func pack(dst []semantic.Sourced, ids []*ident, maxCites int) []semantic.Sourced
 			var text strings.Builder
 			text.Grow(size)
 			text.WriteString(kindHeaders[k])
-			var cites []string
+			// citeOwned holds at most one more than maxCites.
+			cites := make([]string, 0, min(n, maxCites)+1)
 			for _, id := range list[:n] {
 				text.WriteByte('\n')
 				text.WriteString(id.text)
-				cites = cite(cites, id.eventID, maxCites)
+				cites = citeOwned(cites, id.eventID, maxCites)
 			}
 			dst = append(dst, semantic.Sourced{Text: clip(text.String(), bounds.TextBytes), SourceEventIDs: cites})
 			list = list[n:]
@@ -239,7 +295,8 @@ func semanticSize(s *semantic.Semantic) int {
 
 // entrySize is the length of the JSON encoding of one list entry.
 func entrySize[T any](e *T) int {
-	return len(appendJSON(nil, e))
+	var buf [512]byte
+	return len(appendJSON(buf[:0], e))
 }
 
 // maxTrimRounds bounds the measure-and-shed rounds before the last resort.
@@ -263,10 +320,68 @@ func trim(o *output, budget int) {
 	}
 }
 
-// size is the length of the output's JSON encoding, critical_context
-// packed.
+// size is the length of the output's JSON encoding. The lists other than
+// critical_context are measured once and then kept up to date as entries
+// are dropped; critical_context is packed and measured again only when
+// identifiers or carried entries were dropped.
 func (o *output) size() int {
-	return semanticSize(o.semantic())
+	s := o.s
+	if o.skeleton == 0 {
+		// The encoding without any list: each nil list encodes as null.
+		o.buf = appendJSON(o.buf[:0], &semantic.Semantic{Version: s.Version, Coverage: s.Coverage})
+		o.skeleton = len(o.buf) - listCount*len("null")
+	}
+	if key := [2]int{len(o.ids), len(o.otherCC)}; key != o.ccKey {
+		o.ccKey = key
+		o.ccBytes = listLen(&o.buf, o.criticalContext())
+	}
+	if !o.lists.valid {
+		o.lists = listTally{bytes: o.measureLists(), valid: true}
+	}
+	return o.skeleton + o.ccBytes + o.lists.bytes
+}
+
+// scratchBytes is the first size of the buffer lists are measured in, which
+// then grows to the longest list: a few kilobytes for most outputs.
+const scratchBytes = 4096
+
+// listCount is the number of lists in a semantic, critical_context included.
+const listCount = 11
+
+// measureLists returns the encoded size of the lists other than
+// critical_context.
+func (o *output) measureLists() int {
+	s, b := o.s, &o.buf
+	return listLen(b, s.Objective) + listLen(b, s.UserRequests) + listLen(b, s.Constraints) +
+		listLen(b, s.Decisions) + listLen(b, s.Progress.Completed) + listLen(b, s.Progress.Active) +
+		listLen(b, s.Progress.Blocked) + listLen(b, s.Progress.Pending) + listLen(b, s.Errors) +
+		listLen(b, s.ArtifactRefs)
+}
+
+// listLen is the encoded size of list, encoded in *buf.
+func listLen[T any](buf *[]byte, list []T) int {
+	*buf = appendJSON((*buf)[:0], list)
+	return len(*buf)
+}
+
+// listTally is the encoded size of the lists other than critical_context,
+// once measured.
+type listTally struct {
+	bytes int
+	valid bool
+}
+
+// dropped accounts for an entry of encoded size e leaving a list that now
+// has n entries: the entry goes, and a comma with it unless it was alone. A
+// nil tally counts nothing.
+func (t *listTally) dropped(e, n int) {
+	if t == nil || !t.valid {
+		return
+	}
+	t.bytes -= e
+	if n > 0 {
+		t.bytes--
+	}
 }
 
 // shed drops entries until their estimated size covers excess; it reports
@@ -302,6 +417,7 @@ func (o *output) clear() {
 		Errors: []semantic.ErrorEntry{}, ArtifactRefs: []semantic.ArtifactRef{}, Coverage: cov,
 	}
 	o.ids, o.otherCC = nil, nil
+	o.lists.valid, o.ccKey = false, [2]int{-1, -1}
 }
 
 // step is one rung of the trimming ladder: drop the oldest entry of a list
@@ -375,36 +491,36 @@ var trimLadder = func() []step {
 // drop takes one step and returns the bytes it freed (0 when it had
 // nothing to drop).
 func (o *output) drop(st step) int {
-	s := o.s
+	s, t := o.s, &o.lists
 	switch st.list {
 	case listCompleted:
-		return dropOldest(&s.Progress.Completed, st.floor, nil)
+		return dropOldest(&s.Progress.Completed, st.floor, nil, t)
 	case listErrors:
 		if st.settled {
-			return dropOldest(&s.Errors, st.floor, resolved)
+			return dropOldest(&s.Errors, st.floor, resolved, t)
 		}
-		return dropOldest(&s.Errors, st.floor, nil)
+		return dropOldest(&s.Errors, st.floor, nil, t)
 	case listRequests:
 		if st.settled {
-			return dropOldest(&s.UserRequests, st.floor, settled)
+			return dropOldest(&s.UserRequests, st.floor, settled, t)
 		}
-		return dropOldest(&s.UserRequests, st.floor, nil)
+		return dropOldest(&s.UserRequests, st.floor, nil, t)
 	case listPending:
-		return dropOldest(&s.Progress.Pending, st.floor, nil)
+		return dropOldest(&s.Progress.Pending, st.floor, nil, t)
 	case listActive:
-		return dropOldest(&s.Progress.Active, st.floor, nil)
+		return dropOldest(&s.Progress.Active, st.floor, nil, t)
 	case listBlocked:
-		return dropOldest(&s.Progress.Blocked, st.floor, nil)
+		return dropOldest(&s.Progress.Blocked, st.floor, nil, t)
 	case listArtifacts:
-		return dropOldest(&s.ArtifactRefs, st.floor, nil)
+		return dropOldest(&s.ArtifactRefs, st.floor, nil, t)
 	case listDecisions:
-		return dropOldest(&s.Decisions, st.floor, nil)
+		return dropOldest(&s.Decisions, st.floor, nil, t)
 	case listObjective:
-		return dropOldest(&s.Objective, st.floor, nil)
+		return dropOldest(&s.Objective, st.floor, nil, t)
 	case listOtherCC:
-		return dropOldest(&o.otherCC, st.floor, nil)
+		return dropOldest(&o.otherCC, st.floor, nil, nil) // measured with critical_context
 	case listConstraints:
-		return dropOldest(&s.Constraints, st.floor, nil)
+		return dropOldest(&s.Constraints, st.floor, nil, t)
 	case listIdentifiers:
 		return o.dropIdentifier(st.floor)
 	}
@@ -417,8 +533,8 @@ func resolved(e semantic.ErrorEntry) bool { return e.Status == semantic.ErrorRes
 
 // dropOldest removes the oldest entry of *list that matches (any entry when
 // match is nil), if more than floor such entries remain, and returns the
-// bytes it freed.
-func dropOldest[T any](list *[]T, floor int, match func(T) bool) int {
+// bytes it freed. It accounts for them in tally, if any.
+func dropOldest[T any](list *[]T, floor int, match func(T) bool, tally *listTally) int {
 	count, first := 0, -1
 	for i, e := range *list {
 		if match == nil || match(e) {
@@ -433,6 +549,7 @@ func dropOldest[T any](list *[]T, floor int, match func(T) bool) int {
 	}
 	e := entrySize(&(*list)[first])
 	*list = slices.Delete(*list, first, first+1)
+	tally.dropped(e, len(*list))
 	return e + 1
 }
 

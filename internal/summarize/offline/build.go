@@ -59,11 +59,17 @@ type draft struct {
 	otherCC     []semantic.Sourced // carried critical_context not in Cairn's format
 
 	calls       map[string]call // by call_id, this chunk
+	labels      map[labelKey]string
+	cleaned     map[string]string
+	args        map[string]callArgs
 	sourceBytes int
 	position    int      // index of the event being read
 	completions []int    // positions of assistant events that report completion
-	verified    []string // results that succeeded since the last completion report
+	verified    []string // owned: cited with citeOwned
+	idChunk     []string // see oneID
 	spans       []span   // sentence buffer of the event being read
+	hits        []hit    // keyword buffer of the event being read
+	lower       lowerArena
 }
 
 // request is a new user request and where it sits in the chunk.
@@ -101,6 +107,9 @@ func newDraft(o Options, prev *semantic.Semantic) *draft {
 		openErrors: map[string]*semantic.ErrorEntry{},
 		ids:        newTracker(o.MaxIdentifiers),
 		calls:      map[string]call{},
+		labels:     map[labelKey]string{},
+		cleaned:    map[string]string{},
+		args:       map[string]callArgs{},
 	}
 	if prev != nil {
 		d.carry(prev)
@@ -189,7 +198,7 @@ func (d *draft) awaitingItems() []semantic.ProgressItem {
 		}
 		items[i] = semantic.ProgressItem{
 			Text:                 clip(text, d.o.MaxTextBytes),
-			SourceEventIDs:       []string{a.eventID},
+			SourceEventIDs:       d.oneID(a.eventID),
 			VerificationEventIDs: []string{},
 		}
 	}
@@ -277,12 +286,13 @@ func (d *draft) identifiers(eventID, text string) {
 
 func (d *draft) user(eventID, text string) {
 	d.spans = sentences(d.spans[:0], text)
-	l := lowerOf(text)
+	l := d.lower.lowerOf(text, d.hits)
 	for _, sp := range d.spans {
-		if isConstraint(l.span(sp)) {
-			d.sourced(&d.constraints, d.clean(text[sp.start:sp.end]), eventID)
+		if l.isConstraint(sp) {
+			d.sourced(&d.constraints, d.clean(l.text[sp.start:sp.end]), eventID)
 		}
 	}
+	d.hits = l.hits
 	entry, ok := d.excerpt(eventID, text, d.spans)
 	if !ok {
 		return
@@ -338,18 +348,18 @@ func (d *draft) sourced(set *ordered[semantic.Sourced], text, eventID string) {
 func (d *draft) assistant(e *engine.EventView, text string) {
 	d.spans = sentences(d.spans[:0], text)
 	parts := d.spans
-	l := lowerOf(text)
+	l := d.lower.lowerOf(text, d.hits)
 	for i, sp := range parts {
-		s, lower := l.span(sp)
-		if !isDecision(lower) {
+		if !l.isDecision(sp) {
 			continue
 		}
-		choice, rationale := splitDecision(s, lower)
+		choice, rationale := splitDecision(l.span(sp))
 		if rationale == "" && i+1 < len(parts) {
 			rationale = becauseSentence(text[parts[i+1].start:parts[i+1].end])
 		}
 		d.decision(d.clean(choice), d.clean(rationale), e.EventID)
 	}
+	d.hits = l.hits
 	if len(parts) > 0 {
 		if s, lower := l.span(parts[0]); isCompletion(lower) {
 			d.completions = append(d.completions, d.position)
@@ -363,8 +373,7 @@ func (d *draft) assistant(e *engine.EventView, text string) {
 
 // becauseSentence returns s if it gives a reason for the sentence before it.
 func becauseSentence(s string) string {
-	lower := strings.ToLower(s)
-	if strings.HasPrefix(lower, "because") || strings.HasPrefix(lower, "this is because") || strings.HasPrefix(s, "因为") {
+	if lowerHasPrefix(s, "because") || lowerHasPrefix(s, "this is because") || strings.HasPrefix(s, "因为") {
 		return s
 	}
 	return ""
@@ -383,13 +392,31 @@ func (d *draft) decision(text, rationale, eventID string) {
 	d.decisions.put(text, e)
 }
 
-// cite is the package function with the citation bound.
+// cite is the package function; a first citation takes no allocation of
+// its own (see oneID).
 func (d *draft) cite(ids []string, id string) []string {
 	if len(ids) == 0 {
-		return []string{id}
+		return d.oneID(id)
 	}
 	return cite(ids, id, d.o.MaxCitations)
 }
+
+// oneID returns a list of just id, cut from a shared array: most entries
+// cite one event, and a list each is an allocation each. The list's
+// capacity is one, so appending to it copies it, and no two lists share an
+// element.
+func (d *draft) oneID(id string) []string {
+	if len(d.idChunk) == 0 {
+		d.idChunk = make([]string, idChunkSize)
+	}
+	ids := d.idChunk[:1:1]
+	ids[0] = id
+	d.idChunk = d.idChunk[1:]
+	return ids
+}
+
+// idChunkSize is how many one-id lists share an array.
+const idChunkSize = 32
 
 // progressDone records an assistant's report of finished work, verified by
 // the tool results that succeeded since the previous report.
@@ -438,8 +465,8 @@ func toolCalls(tool map[string]any) []toolCall {
 // issue registers a call as awaiting its result and records the command or
 // path it names as an identifier.
 func (d *draft) issue(eventID string, c toolCall) {
-	args := arguments(c.arguments)
-	label := callLabel(c.name, args)
+	args := d.arguments(c.arguments)
+	label := d.label(c.name, args)
 	if c.id != "" {
 		d.calls[c.id] = call{label: label, eventID: eventID}
 	}
@@ -472,9 +499,59 @@ func plainID(id string) bool {
 	return !redact.Contains(id)
 }
 
-// clean is cleanText with the free-text bound.
+// arguments is the package function memoized for short JSON texts.
+func (d *draft) arguments(v any) callArgs {
+	text, ok := v.(string)
+	if !ok || len(text) > maxMemoKey {
+		return arguments(v)
+	}
+	if a, ok := d.args[text]; ok {
+		return a
+	}
+	a := arguments(text)
+	if len(d.args) < maxMemo {
+		d.args[text] = a
+	}
+	return a
+}
+
+// maxMemo bounds each memo of the draft (labels, cleaned texts, arguments).
+const maxMemo = 4096
+
+// maxMemoKey is the longest text worth memoizing.
+const maxMemoKey = 1024
+
+// clean is cleanText with the free-text bound, memoized: long lanes repeat
+// the same sentences, and cleaning runs the secret detectors.
 func (d *draft) clean(s string) string {
-	return cleanText(s, d.o.MaxTextBytes)
+	if len(s) > maxMemoKey {
+		return cleanText(s, d.o.MaxTextBytes)
+	}
+	if c, ok := d.cleaned[s]; ok {
+		return c
+	}
+	c := cleanText(s, d.o.MaxTextBytes)
+	if len(d.cleaned) < maxMemo {
+		d.cleaned[s] = c
+	}
+	return c
+}
+
+// labelKey is what a call label is made of.
+type labelKey struct{ name, command, target string }
+
+// label is callLabel memoized: long lanes repeat the same few calls, and
+// cleaning a label runs the secret detectors.
+func (d *draft) label(name string, args callArgs) string {
+	key := labelKey{name, args.command, args.target}
+	if l, ok := d.labels[key]; ok {
+		return l
+	}
+	l := callLabel(name, args)
+	if len(d.labels) < maxMemo {
+		d.labels[key] = l
+	}
+	return l
 }
 
 // callLabel names a call by its tool and main argument, for example
@@ -527,13 +604,13 @@ func (d *draft) failure(c call, eventID, text string) {
 		open.Message = msg
 		open.SourceEventIDs = d.cite(open.SourceEventIDs, eventID)
 	} else {
-		open = &semantic.ErrorEntry{Message: msg, Status: semantic.ErrorOpen, SourceEventIDs: []string{eventID}}
+		open = &semantic.ErrorEntry{Message: msg, Status: semantic.ErrorOpen, SourceEventIDs: d.oneID(eventID)}
 		d.errors = append(d.errors, open)
 		d.openErrors[c.label] = open
 	}
 	d.blocked.put(c.label, semantic.ProgressItem{
 		Text:                 clip(c.label+suffixFailing, d.o.MaxTextBytes),
-		SourceEventIDs:       []string{eventID},
+		SourceEventIDs:       d.oneID(eventID),
 		VerificationEventIDs: []string{},
 	})
 }
@@ -556,7 +633,7 @@ func (d *draft) success(c call, eventID string) {
 	item.SourceEventIDs = d.cite(item.SourceEventIDs, source)
 	item.VerificationEventIDs = d.cite(item.VerificationEventIDs, eventID)
 	d.completed.put(text, item)
-	d.verified = cite(d.verified, eventID, d.o.MaxCitations)
+	d.verified = citeOwned(d.verified, eventID, d.o.MaxCitations)
 }
 
 // artifactRefs references every artifact the event carries; only the event

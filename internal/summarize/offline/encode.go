@@ -3,6 +3,7 @@ package offline
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 )
 
 // appendJSON appends what encoding/json writes for v with HTML escaping
@@ -11,11 +12,25 @@ import (
 // and list entries are compared by it. v is a semantic or a part of one,
 // which always encodes.
 func appendJSON(b []byte, v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*encoder)
+	defer encoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		panic("offline: " + err.Error())
 	}
-	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	return append(b, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...)
 }
+
+// encoder is a json.Encoder with HTML escaping off and the buffer it
+// writes to, kept for reuse: trimming encodes an entry at a time.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := new(encoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}

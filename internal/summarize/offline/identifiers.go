@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -43,6 +44,10 @@ var fileExtensions = map[string]bool{
 	"conf": true, "env": true, "xml": true, "csv": true, "tf": true, "exs": true, "ex": true,
 }
 
+// maxExtension is the length of the longest of fileExtensions: a longer
+// ext, such as the method of "ctx.Err", needs no lookup.
+const maxExtension = 5
+
 // scanIdentifiers calls emit for every identifier in text: backticked
 // commands, "$ " command lines, URLs, paths, ids and versions.
 func scanIdentifiers(text string, emit func(kind, string)) {
@@ -81,12 +86,44 @@ func init() {
 }
 
 // nextMarker returns the position of the first marker of s at or after i,
-// or len(s).
+// or len(s). It tests eight bytes at a time: markers are rare in prose.
 func nextMarker(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := markers8(load64(s[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
 	for i < len(s) && !markers[s[i]] {
 		i++
 	}
 	return i
+}
+
+// markers8 returns the high bit of each byte of x that is a marker, except
+// that bits above the first may be wrong. The markers are '#' and the range
+// '-' to '9' (- . / and the digits).
+func markers8(x uint64) uint64 {
+	const (
+		lo       = 0x0101010101010101
+		high     = 0x8080808080808080
+		fromDash = (0x80 - '-') * lo     // a byte's high bit is set in y+fromDash from '-' up
+		pastNine = (0x80 - '9' - 1) * lo // and in y+pastNine past '9'
+	)
+	y := x &^ high // the sums below then carry into no other byte
+	inRange := (y + fromDash) &^ (y + pastNine) &^ x
+	// A zero byte of t is a '#' of x; subtracting borrows only upwards, so
+	// the lowest byte flagged is one.
+	t := x ^ '#'*lo
+	hash := (t - lo) &^ t
+	return (inRange | hash) & high
+}
+
+// load64 reads the first eight bytes of s, little-endian: the compiler
+// makes it one load.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // scanCommands finds `command` spans and lines that start with "$ ".
@@ -172,11 +209,26 @@ func hasMarker(s string) bool {
 	return false
 }
 
-// trimRightPunct trims the punctuation after a token.
-func trimRightPunct(s string) string { return strings.TrimRight(s, ".,;:!?") }
+// punct is the punctuation trimmed around a token: .,;:!? (the dot only
+// at its end).
+var punct = [256]bool{'.': true, ',': true, ';': true, ':': true, '!': true, '?': true}
 
-// trimLeftPunct trims the punctuation before a token, but not a dot.
-func trimLeftPunct(s string) string { return strings.TrimLeft(s, ",;:!?") }
+// trimRightPunct is strings.TrimRight(s, ".,;:!?") without building the
+// cutset's table on every call.
+func trimRightPunct(s string) string {
+	for len(s) > 0 && punct[s[len(s)-1]] {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// trimLeftPunct is strings.TrimLeft(s, ",;:!?").
+func trimLeftPunct(s string) string {
+	for len(s) > 0 && s[0] != '.' && punct[s[0]] {
+		s = s[1:]
+	}
+	return s
+}
 
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -188,8 +240,20 @@ func allDigits(s string) bool {
 }
 
 // lineSuffix reports whether s is digits and colons with a digit, as after
-// "file.go:" in "file.go:12:5".
-func lineSuffix(s string) bool { return allDigits(strings.ReplaceAll(s, ":", "")) }
+// "file.go:" in "file.go:12:5": what allDigits reports once the colons are
+// removed.
+func lineSuffix(s string) bool {
+	digit := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c != ':':
+			return false
+		}
+	}
+	return digit
+}
 
 func isUUID(s string) bool {
 	if len(s) != 36 {
@@ -316,7 +380,7 @@ func path(tok string) (string, bool) {
 	}
 	slashes := strings.Count(tok, "/")
 	switch {
-	case fileExtensions[ext]:
+	case len(ext) <= maxExtension && fileExtensions[ext]:
 		return tok, true
 	case slashes >= 2 && !strings.HasSuffix(tok, "..."):
 		return tok, true
@@ -340,6 +404,7 @@ type tracker struct {
 	max   int
 	clock int
 	byKey map[identKey]*ident
+	slab  slab[ident]
 }
 
 type identKey struct {
@@ -358,7 +423,8 @@ func (t *tracker) see(k kind, text, eventID string) {
 	key := identKey{k, text}
 	id := t.byKey[key]
 	if id == nil {
-		id = &ident{kind: k, text: text, secret: redact.Contains(text)}
+		id = t.slab.alloc()
+		*id = ident{kind: k, text: text, secret: redact.Contains(text)}
 		t.byKey[key] = id
 	}
 	t.clock++
@@ -375,7 +441,9 @@ func (t *tracker) carry(k kind, text, eventID string, order int) {
 	if _, ok := t.byKey[key]; ok || !utf8.ValidString(text) {
 		return
 	}
-	t.byKey[key] = &ident{kind: k, text: text, last: order - 1<<30, eventID: eventID, secret: redact.Contains(text)}
+	id := t.slab.alloc()
+	*id = ident{kind: k, text: text, last: order - 1<<30, eventID: eventID, secret: redact.Contains(text)}
+	t.byKey[key] = id
 }
 
 // evict keeps the keep most recently seen identifiers.

@@ -44,3 +44,43 @@ func TestCollapseSpaceMatchesFields(t *testing.T) {
 		}
 	}
 }
+
+// lowerHasPrefix gives what lower-casing and strings.HasPrefix give.
+func TestLowerHasPrefixMatchesToLower(t *testing.T) {
+	texts := []string{"", "b", "becaus", "because", "Because x", "BECAUSE", "\u212a", "This İs because", "THIS IS BECAUSE!", "\xffbecause", "bécause", "this is  because"}
+	for _, s := range texts {
+		for _, p := range []string{"because", "this is because", "k", "i"} {
+			if got, want := lowerHasPrefix(s, p), strings.HasPrefix(strings.ToLower(s), p); got != want {
+				t.Errorf("lowerHasPrefix(%q, %q) = %v, want %v", s, p, got, want)
+			}
+		}
+	}
+}
+
+// lowerASCII holds exactly for the texts strings.ToLower leaves alone
+// because they are ASCII without capitals.
+func TestLowerASCIIMatchesByteTest(t *testing.T) {
+	want := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= 0x80 || 'A' <= s[i] && s[i] <= 'Z' {
+				return false
+			}
+		}
+		return true
+	}
+	for c := range 256 {
+		for pos := range 17 {
+			for _, fill := range []byte{'a', '@', '[', 'z', 0, 0x7f} {
+				b := []byte(strings.Repeat(string(rune(fill)), 17))
+				b[pos] = byte(c)
+				s := string(b)
+				if got := lowerASCII(s); got != want(s) {
+					t.Fatalf("lowerASCII(%q) = %v, want %v", s, got, !got)
+				}
+				if got := lowerASCII(s); got && strings.ToLower(s) != s {
+					t.Fatalf("lowerASCII(%q) but ToLower changes it", s)
+				}
+			}
+		}
+	}
+}

@@ -33,6 +33,22 @@ func keywordTexts(t *testing.T) []string {
 	return append(texts, more...)
 }
 
+// The one-pass keyword search answers as the per-sentence search does.
+func TestKeywordSearchMatchesPerSentence(t *testing.T) {
+	for _, text := range keywordTexts(t) {
+		l := lowerOf(text, nil)
+		for _, sp := range sentences(nil, text) {
+			s, lower := l.span(sp)
+			if got, want := l.isConstraint(sp), isConstraint(s, lower); got != want {
+				t.Errorf("isConstraint(%q) = %v, want %v", s, got, want)
+			}
+			if got, want := l.isDecision(sp), isDecision(lower); got != want {
+				t.Errorf("isDecision(%q) = %v, want %v", s, got, want)
+			}
+		}
+	}
+}
+
 // anyWordIn relies on no constraint word overlapping itself.
 func TestConstraintWordsDoNotOverlapThemselves(t *testing.T) {
 	for _, w := range constraintWords {

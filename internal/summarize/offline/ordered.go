@@ -7,6 +7,7 @@ package offline
 type ordered[T any] struct {
 	keys  []string // mention log; an entry lives at the index in its node
 	nodes map[string]*node[T]
+	slab  slab[node[T]]
 }
 
 type node[T any] struct {
@@ -34,7 +35,7 @@ func (o *ordered[T]) put(key string, v T) {
 			o.nodes = map[string]*node[T]{}
 			o.keys = make([]string, 0, firstMentions)
 		}
-		n = new(node[T])
+		n = o.slab.alloc()
 		o.nodes[key] = n
 	}
 	n.v, n.pos = v, len(o.keys)
@@ -70,6 +71,27 @@ func (o *ordered[T]) compact() {
 	o.keys = live
 }
 
+// slab hands out zeroed values allocated a few at a time: a summary creates
+// many small entries, each of which would otherwise be an allocation of its
+// own. A value lives as long as any value of its chunk.
+type slab[T any] struct {
+	free []T
+	next int // size of the next chunk
+}
+
+// maxSlabChunk bounds a chunk, and so what one live value can keep alive.
+const maxSlabChunk = 32
+
+func (s *slab[T]) alloc() *T {
+	if len(s.free) == 0 {
+		s.next = min(max(2*s.next, 4), maxSlabChunk)
+		s.free = make([]T, s.next)
+	}
+	v := &s.free[0]
+	s.free = s.free[1:]
+	return v
+}
+
 // cite returns ids with id appended as the newest citation (moved there if
 // already present), keeping at most max ids, newest last.
 func cite(ids []string, id string, max int) []string {
@@ -82,6 +104,22 @@ func cite(ids []string, id string, max int) []string {
 	out = append(out, id)
 	if len(out) > max {
 		out = out[len(out)-max:]
+	}
+	return out
+}
+
+// citeOwned is cite for a list no one else holds: it reuses the list's
+// array instead of copying it.
+func citeOwned(ids []string, id string, max int) []string {
+	out := ids[:0]
+	for _, x := range ids {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	out = append(out, id)
+	if len(out) > max {
+		out = out[:copy(out, out[len(out)-max:])]
 	}
 	return out
 }

@@ -33,12 +33,32 @@ func refTrimSpan(s string, sp span) (span, bool) {
 	return sp, sp.end > sp.start
 }
 
+// refFind is wordIndex.find comparing the words at every position.
+func refFind(x *wordIndex, dst []hit, s string) []hit {
+	for i := 0; i+1 < len(s); i++ {
+		for j, w := range x.words {
+			if x.first[s[i]]&x.second[s[i+1]]&(1<<j) != 0 && strings.HasPrefix(s[i:], w) {
+				dst = append(dst, hit{i, i + len(w)})
+			}
+		}
+	}
+	return dst
+}
+
 // refNextMarker is nextMarker a byte at a time.
 func refNextMarker(s string, i int) int {
 	for i < len(s) && !markers[s[i]] {
 		i++
 	}
 	return i
+}
+
+// scanIndexes are the keyword sets find runs with, and two more: one whose
+// shortest word is two bytes, and one of words sharing their pairs.
+var scanIndexes = []*wordIndex{
+	constraintWordIndex, constraintChineseIndex, decisionIndex,
+	newWordIndex([]string{"ab", "abab", "b.", "\xE3\x80"}),
+	newWordIndex([]string{"aaaa", "aaab", "abab", "baaa"}),
 }
 
 // scanPieces are what generated texts are made of: keywords, their
@@ -73,6 +93,11 @@ func checkScans(t *testing.T, s string) {
 		}
 		if got, want := nextMarker(s, i), refNextMarker(s, i); got != want {
 			t.Fatalf("nextMarker(%q, %d) = %d, want %d", s, i, got, want)
+		}
+	}
+	for k, x := range scanIndexes {
+		if got, want := x.find(nil, s), refFind(x, nil, s); !slices.Equal(got, want) {
+			t.Fatalf("index %d: find(%q) = %v, want %v", k, s, got, want)
 		}
 	}
 }
