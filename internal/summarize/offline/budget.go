@@ -1,9 +1,7 @@
 package offline
 
 import (
-	"bytes"
 	"encoding/json"
-	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -148,53 +146,24 @@ func newest[T any](list []T, n int) []T {
 
 // unique drops entries equal to an earlier one; the validator rejects a list
 // with two identical entries. Equal JSON of the same struct type means equal
-// canonical encodings. Entries are told apart by a hash of their encoding,
-// which spares a string per entry; equal hashes are confirmed on the
-// encodings themselves. A list without duplicates, the usual case, is
+// canonical encodings. A list without duplicates, the usual case, is
 // returned as it is.
 func unique[T any](list []T) []T {
 	if list == nil {
 		return []T{}
 	}
-	seed := maphash.MakeSeed()
-	// The hash of each kept entry: a short list looks a hash up among them,
-	// a long one in a map from hash to the first kept entry with it.
-	var small [smallUnique]uint64
-	hashes := small[:0]
-	var first map[uint64]int
-	if len(list) > smallUnique {
-		first = make(map[uint64]int, len(list))
-	}
-	var keyBuf, otherBuf [512]byte
-	key, other := keyBuf[:0], otherBuf[:0]
+	seen := make(map[string]bool, len(list))
+	var key []byte
 	var out []T // the kept entries once one was dropped; until then list[:i]
 	for i := range list {
-		kept := list[:i]
-		if out != nil {
-			kept = out
-		}
 		key = appendJSON(key[:0], &list[i])
-		h := maphash.Bytes(seed, key)
-		j, ok := -1, false
-		if first != nil {
-			j, ok = first[h]
-		} else if j = slices.Index(hashes, h); j >= 0 {
-			ok = true
-		}
-		if ok {
-			other = appendJSON(other[:0], &kept[j])
-			if bytes.Equal(key, other) || encodedIn(kept, key) {
-				if out == nil {
-					out = append(make([]T, 0, len(list)-1), kept...)
-				}
-				continue
+		if seen[string(key)] {
+			if out == nil {
+				out = slices.Clone(list[:i])
 			}
-		} else if first != nil {
-			first[h] = len(kept)
+			continue
 		}
-		if first == nil {
-			hashes = append(hashes, h)
-		}
+		seen[string(key)] = true
 		if out != nil {
 			out = append(out, list[i])
 		}
@@ -203,21 +172,6 @@ func unique[T any](list []T) []T {
 		return list
 	}
 	return out
-}
-
-// smallUnique is the longest list unique searches without a map.
-const smallUnique = 16
-
-// encodedIn reports whether an entry of list encodes as key; unique only
-// needs it when two different encodings share a hash.
-func encodedIn[T any](list []T, key []byte) bool {
-	var buf []byte
-	for i := range list {
-		if buf = appendJSON(buf[:0], &list[i]); bytes.Equal(buf, key) {
-			return true
-		}
-	}
-	return false
 }
 
 // semantic returns the final value with critical_context packed.

@@ -404,7 +404,6 @@ type tracker struct {
 	max   int
 	clock int
 	byKey map[identKey]*ident
-	slab  slab[ident]
 }
 
 type identKey struct {
@@ -423,8 +422,7 @@ func (t *tracker) see(k kind, text, eventID string) {
 	key := identKey{k, text}
 	id := t.byKey[key]
 	if id == nil {
-		id = t.slab.alloc()
-		*id = ident{kind: k, text: text, secret: redact.Contains(text)}
+		id = &ident{kind: k, text: text, secret: redact.Contains(text)}
 		t.byKey[key] = id
 	}
 	t.clock++
@@ -441,9 +439,7 @@ func (t *tracker) carry(k kind, text, eventID string, order int) {
 	if _, ok := t.byKey[key]; ok || !utf8.ValidString(text) {
 		return
 	}
-	id := t.slab.alloc()
-	*id = ident{kind: k, text: text, last: order - 1<<30, eventID: eventID, secret: redact.Contains(text)}
-	t.byKey[key] = id
+	t.byKey[key] = &ident{kind: k, text: text, last: order - 1<<30, eventID: eventID, secret: redact.Contains(text)}
 }
 
 // evict keeps the keep most recently seen identifiers.

@@ -36,7 +36,8 @@ func keywordTexts(t *testing.T) []string {
 // The one-pass keyword search answers as the per-sentence search does.
 func TestKeywordSearchMatchesPerSentence(t *testing.T) {
 	for _, text := range keywordTexts(t) {
-		l := lowerOf(text, nil)
+		var a lowerArena
+		l := a.lowerOf(text, nil)
 		for _, sp := range sentences(nil, text) {
 			s, lower := l.span(sp)
 			if got, want := l.isConstraint(sp), isConstraint(s, lower); got != want {

@@ -7,7 +7,6 @@ package offline
 type ordered[T any] struct {
 	keys  []string // mention log; an entry lives at the index in its node
 	nodes map[string]*node[T]
-	slab  slab[node[T]]
 }
 
 type node[T any] struct {
@@ -35,7 +34,7 @@ func (o *ordered[T]) put(key string, v T) {
 			o.nodes = map[string]*node[T]{}
 			o.keys = make([]string, 0, firstMentions)
 		}
-		n = o.slab.alloc()
+		n = new(node[T])
 		o.nodes[key] = n
 	}
 	n.v, n.pos = v, len(o.keys)
@@ -69,27 +68,6 @@ func (o *ordered[T]) compact() {
 		}
 	}
 	o.keys = live
-}
-
-// slab hands out zeroed values allocated a few at a time: a summary creates
-// many small entries, each of which would otherwise be an allocation of its
-// own. A value lives as long as any value of its chunk.
-type slab[T any] struct {
-	free []T
-	next int // size of the next chunk
-}
-
-// maxSlabChunk bounds a chunk, and so what one live value can keep alive.
-const maxSlabChunk = 32
-
-func (s *slab[T]) alloc() *T {
-	if len(s.free) == 0 {
-		s.next = min(max(2*s.next, 4), maxSlabChunk)
-		s.free = make([]T, s.next)
-	}
-	v := &s.free[0]
-	s.free = s.free[1:]
-	return v
 }
 
 // cite returns ids with id appended as the newest citation (moved there if

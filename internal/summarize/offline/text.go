@@ -311,16 +311,6 @@ type lowered struct {
 	hits []hit
 }
 
-// lowerOf returns text with its lower-case form; keyword hits are stored in
-// buf's array. It returns a value, which callers keep on their stack.
-func lowerOf(text string, buf []hit) lowered {
-	lower := text
-	if !lowerASCII(text) {
-		lower = strings.ToLower(text)
-	}
-	return newLowered(text, lower, buf)
-}
-
 func newLowered(text, lower string, buf []hit) lowered {
 	return lowered{text: text, lower: lower, aligned: len(lower) == len(text), hits: buf[:0]}
 }
@@ -337,7 +327,8 @@ type lowerArena struct {
 // arenaBytes is the size of each buffer of a lowerArena.
 const arenaBytes = 2048
 
-// lowerOf is the package function.
+// lowerOf returns text with its lower-case form; keyword hits are stored in
+// buf's array. It returns a value, which callers keep on their stack.
 func (a *lowerArena) lowerOf(text string, buf []hit) lowered {
 	switch {
 	case lowerASCII(text):
