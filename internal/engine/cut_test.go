@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // laneEvent is a small event numbered n costing tokens.
@@ -113,5 +115,59 @@ func TestProjectionBoundaries(t *testing.T) {
 	// Large non-tool events and protected flags are not projected.
 	if _, entry, _ := projectEvent(event(t, 1, RoleAssistant, strings.Repeat("a", 5000))); entry != nil {
 		t.Fatal("assistant content was projected")
+	}
+}
+
+func TestReplayRejectsEveryMismatch(t *testing.T) {
+	big := func(n int, edit ...func(*InputEvent)) InputEvent {
+		return event(t, n, RoleTool, strings.Repeat("r", 3000), append([]func(*InputEvent){withArtifacts(artifactID(n))}, edit...)...)
+	}
+	raw := []InputEvent{big(1), laneEvent(t, 2, RoleAssistant, 1)}
+	_, manifest, err := projectPrefix(raw)
+	if err != nil || len(manifest) != 1 {
+		t.Fatal(err)
+	}
+	entry := manifest[0]
+	edited := func(f func(*ManifestEntry)) []ManifestEntry {
+		m := entry
+		m.ArtifactIDs = append([]string(nil), entry.ArtifactIDs...)
+		f(&m)
+		return []ManifestEntry{m}
+	}
+	cases := []struct {
+		name     string
+		events   []InputEvent
+		manifest []ManifestEntry
+		code     string
+		message  string
+	}{
+		{"bad version", raw, edited(func(m *ManifestEntry) { m.ProjectionVersion = 2 }), errcode.InvalidProjection, "projection manifest is invalid"},
+		{"duplicate entry", raw, append(edited(func(*ManifestEntry) {}), entry), errcode.InvalidProjection, "projection manifest is invalid"},
+		{"unavailable event", raw[1:], manifest, errcode.InvalidProjection, "projection manifest references an unavailable event"},
+		{"not a tool result", []InputEvent{event(t, 1, RoleAssistant, strings.Repeat("r", 3000), withArtifacts(artifactID(1)))}, manifest, errcode.InvalidProjection, "only complete tool results may be projected"},
+		{"byte length", raw, edited(func(m *ManifestEntry) { m.OriginalBytes = 10 }), errcode.InvalidProjection, "projection source byte length does not match"},
+		{"source hash", raw, edited(func(m *ManifestEntry) { m.OriginalContentHash = hashA }), errcode.InvalidProjection, "projection source hash does not match"},
+		{"artifact identity", raw, edited(func(m *ManifestEntry) { m.ArtifactIDs = []string{"other"} }), errcode.InvalidProjection, "projection artifact identity does not match"},
+		{"projected hash", raw, edited(func(m *ManifestEntry) { m.ProjectedContentHash = hashA }), errcode.InvalidProjection, "projected event hash does not match"},
+		{"no artifact", []InputEvent{event(t, 1, RoleTool, strings.Repeat("r", 3000))}, edited(func(m *ManifestEntry) {
+			m.ArtifactIDs = nil
+			m.OriginalContentHash = event(t, 1, RoleTool, strings.Repeat("r", 3000)).ContentHash
+		}), errcode.MissingArtifact, "large tool output has no durable artifact"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Replay(tc.events, tc.manifest)
+			if e := wantCode(t, err, tc.code); e.Message != tc.message {
+				t.Fatalf("message %q, want %q", e.Message, tc.message)
+			}
+		})
+	}
+	decoded, err := DecodeManifest([]any{mustPlain(entry)})
+	if err != nil || len(decoded) != 1 || decoded[0].EventID != entry.EventID {
+		t.Fatalf("manifest round trip: %v %v", decoded, err)
+	}
+	for _, bad := range []any{"x", []any{"x"}, []any{map[string]any{"event_id": "e"}}} {
+		_, err := DecodeManifest(bad)
+		wantCode(t, err, errcode.InvalidProjection)
 	}
 }

@@ -1,13 +1,14 @@
 package engine
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // ManifestEntry records one projected tool output, enough to
-// re-verify the projection from the original event.
+// re-verify the projection from the original event with Replay.
 type ManifestEntry struct {
 	ProjectionVersion    int64    `json:"projection_version" doc:"the projection rules' version, 1"`
 	EventID              string   `json:"event_id" doc:"the projected event"`
@@ -88,4 +89,157 @@ func excerpt(content string) string {
 		tail = tail[1:]
 	}
 	return head + projectionSeparator + tail
+}
+
+// projectionError is an invalid_compaction_projection naming the manifest
+// field (projection_manifest[i].name) and the rule it broke.
+func projectionError(message, field, rule string) *errcode.Error {
+	return errcode.Field(errcode.InvalidProjection, message, field, rule)
+}
+
+// manifestPath is the path of entry i of a projection manifest, or of its
+// field name when name is not "".
+func manifestPath(i int, name string) string {
+	p := "projection_manifest[" + strconv.Itoa(i) + "]"
+	if name != "" {
+		p += "." + name
+	}
+	return p
+}
+
+// checkEntry checks one manifest entry's own fields.
+func checkEntry(i int, m ManifestEntry) error {
+	const message = "projection manifest is invalid"
+	switch {
+	case m.ProjectionVersion != projectionVersion:
+		return projectionError(message, manifestPath(i, "projection_version"), "enum").
+			With("value", m.ProjectionVersion).With("expected", []any{int64(projectionVersion)})
+	case !isHash64(m.OriginalContentHash):
+		return projectionError(message, manifestPath(i, "original_content_hash"), "pattern").With("expected", hashRule)
+	case !isHash64(m.ProjectedContentHash):
+		return projectionError(message, manifestPath(i, "projected_content_hash"), "pattern").With("expected", hashRule)
+	case m.OriginalBytes < 0:
+		return projectionError(message, manifestPath(i, "original_bytes"), "range").With("value", m.OriginalBytes)
+	}
+	return nil
+}
+
+// Replay re-verifies a persisted projection manifest against the original
+// events and returns the projected lane. Errors are
+// invalid_compaction_projection (or missing_compaction_artifact).
+func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error) {
+	byEvent := make(map[string]int, len(manifest))
+	for i, m := range manifest {
+		if err := checkEntry(i, m); err != nil {
+			return nil, err
+		}
+		if _, dup := byEvent[m.EventID]; dup {
+			return nil, projectionError("projection manifest is invalid", manifestPath(i, "event_id"), "unique").
+				With("event_id", m.EventID)
+		}
+		byEvent[m.EventID] = i
+	}
+	present := make(map[string]bool, len(events))
+	for _, e := range events {
+		present[e.EventID] = true
+	}
+	for i, m := range manifest {
+		if !present[m.EventID] {
+			return nil, projectionError("projection manifest references an unavailable event",
+				manifestPath(i, "event_id"), "reference").With("event_id", m.EventID)
+		}
+	}
+	out := make([]InputEvent, len(events))
+	for i, e := range events {
+		at, ok := byEvent[e.EventID]
+		if !ok {
+			out[i] = e
+			continue
+		}
+		p, err := replayOne(e, manifest[at], at)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// replayOne replays entry i of the manifest, m, on its event e.
+func replayOne(e InputEvent, m ManifestEntry, i int) (InputEvent, error) {
+	fail := func(message, name string) (InputEvent, error) {
+		return e, projectionError(message, manifestPath(i, name), "match").With("event_id", e.EventID)
+	}
+	switch {
+	case e.Role != RoleTool || e.Content == nil:
+		return fail("only complete tool results may be projected", "event_id")
+	case int64(len(*e.Content)) != m.OriginalBytes:
+		return fail("projection source byte length does not match", "original_bytes")
+	case e.ContentHash != m.OriginalContentHash:
+		return fail("projection source hash does not match", "original_content_hash")
+	case !equalStrings(e.ArtifactIDs, m.ArtifactIDs):
+		return fail("projection artifact identity does not match", "artifact_ids")
+	}
+	p, entry, err := projectEvent(e)
+	if err != nil {
+		return e, err
+	}
+	if entry == nil || p.ContentHash != m.ProjectedContentHash {
+		return fail("projected event hash does not match", "projected_content_hash")
+	}
+	return p, nil
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// DecodeManifest reads a persisted manifest (a JSON array of entry objects;
+// projection_version defaults to 1 and artifact_ids to []). Errors are
+// invalid_compaction_projection.
+func DecodeManifest(v any) ([]ManifestEntry, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, projectionError("projection replay input is invalid", "projection_manifest", "type").
+			With("expected", "array")
+	}
+	out := make([]ManifestEntry, 0, len(list))
+	for i, raw := range list {
+		invalid := func(rule string) error {
+			return projectionError("projection manifest is invalid", manifestPath(i, ""), rule)
+		}
+		m, isMap := raw.(map[string]any)
+		if !isMap {
+			return nil, invalid("type")
+		}
+		entry := ManifestEntry{ProjectionVersion: projectionVersion, ArtifactIDs: []string{}}
+		ok := readInt(m, "projection_version", &entry.ProjectionVersion) && readInt(m, "original_bytes", &entry.OriginalBytes)
+		var id, original, projected *string
+		ok = ok && readStringPtr(m, "event_id", &id) && readStringPtr(m, "original_content_hash", &original) &&
+			readStringPtr(m, "projected_content_hash", &projected)
+		if !ok {
+			return nil, invalid("type")
+		}
+		if _, has := m["original_bytes"]; !has || id == nil || original == nil || projected == nil {
+			return nil, invalid("required")
+		}
+		if raw, has := m["artifact_ids"]; has {
+			ids, isList := asStringList(raw)
+			if !isList {
+				return nil, invalid("type")
+			}
+			entry.ArtifactIDs = ids
+		}
+		entry.EventID, entry.OriginalContentHash, entry.ProjectedContentHash = *id, *original, *projected
+		out = append(out, entry)
+	}
+	return out, nil
 }

@@ -91,7 +91,22 @@ func withRenderer(name string) func(t *testing.T) error {
 	}
 }
 
+// replay replays the fixture lane through a manifest edited by edit.
+func replay(edit func(e *ManifestEntry)) func(t *testing.T) error {
+	return func(t *testing.T) error {
+		events := fixtureEvents(t)
+		_, entry, err := projectEvent(events[1])
+		if err != nil || entry == nil {
+			t.Fatalf("projectEvent: %v %v", entry, err)
+		}
+		edit(entry)
+		_, err = Replay(events, []ManifestEntry{*entry})
+		return err
+	}
+}
+
 func subjectCases() []subjectCase {
+	hash := strings.Repeat("b", 64)
 	return []subjectCase{
 		{"request not JSON", rawRequest(`{"v":1,`), errcode.InvalidRequest, "$", "json", nil},
 		{"request with a duplicate key", rawRequest(`{"v":1,"v":1}`), errcode.InvalidRequest, "$", "unique", nil},
@@ -238,6 +253,27 @@ func subjectCases() []subjectCase {
 		{"renderer panics", withRenderer("panic"), errcode.RenderError, "render", "panic", map[string]any{"value": "test_panic"}},
 		{"renderer errs", withRenderer("error"), errcode.RenderError, "render", "error", map[string]any{"value": "test_error"}},
 		{"renderer returns nothing", withRenderer("nothing"), errcode.RenderError, "render", "result", nil},
+
+		{"manifest version 2", replay(func(e *ManifestEntry) { e.ProjectionVersion = 2 }), errcode.InvalidProjection,
+			"projection_manifest[0].projection_version", "enum", map[string]any{"value": int64(2)}},
+		{"manifest hash malformed", replay(func(e *ManifestEntry) { e.OriginalContentHash = "x" }), errcode.InvalidProjection,
+			"projection_manifest[0].original_content_hash", "pattern", nil},
+		{"manifest of no event", replay(func(e *ManifestEntry) { e.EventID = uuid7(99) }), errcode.InvalidProjection,
+			"projection_manifest[0].event_id", "reference", map[string]any{"event_id": uuid7(99)}},
+		{"manifest byte length differs", replay(func(e *ManifestEntry) { e.OriginalBytes++ }), errcode.InvalidProjection,
+			"projection_manifest[0].original_bytes", "match", nil},
+		{"manifest source hash differs", replay(func(e *ManifestEntry) { e.OriginalContentHash = hash }), errcode.InvalidProjection,
+			"projection_manifest[0].original_content_hash", "match", nil},
+		{"manifest projected hash differs", replay(func(e *ManifestEntry) { e.ProjectedContentHash = hash }), errcode.InvalidProjection,
+			"projection_manifest[0].projected_content_hash", "match", nil},
+		{"manifest not a list", func(*testing.T) error {
+			_, err := DecodeManifest("x")
+			return err
+		}, errcode.InvalidProjection, "projection_manifest", "type", nil},
+		{"manifest entry without hashes", func(*testing.T) error {
+			_, err := DecodeManifest([]any{map[string]any{"event_id": "e", "original_bytes": int64(1)}})
+			return err
+		}, errcode.InvalidProjection, "projection_manifest[0]", "required", nil},
 	}
 }
 
