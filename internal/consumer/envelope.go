@@ -18,7 +18,8 @@ import (
 // reads: identity, lane, fences, claim check, deadline and harvest routing.
 // The engine decodes the whole request strictly; this view is lenient so
 // that a failed event can still name the request and lane of a malformed
-// message. The json tags serve only a body that is not strict JSON.
+// message. The json tags name the members both ways: readMembers reads a
+// strict body's decoded map by them, encoding/json a body that is not strict.
 type envelope struct {
 	// The members are read in this order (readMembers): a body that fails
 	// one keeps those before it, to name its failed event.
