@@ -68,6 +68,11 @@ type Config struct {
 	MaxEventsObjectBytes int64
 	// PullWait is how long one pull waits for messages (100ms..30s).
 	PullWait time.Duration
+	// PullGather is how long a pull may wait, while requests are backed
+	// up and others wait for a commit slot, for half the workers to
+	// come free, so that one pull fetches several requests
+	// (jsrun.Config.Gather); 0..1s, 0 never waits.
+	PullGather time.Duration
 	// DrainTimeout bounds how long Run waits for in-flight requests after
 	// its context ends before it Naks them (0..10m).
 	DrainTimeout time.Duration
@@ -97,6 +102,7 @@ func DefaultConfig() Config {
 		AttemptTimeout:       10 * time.Minute,
 		MaxEventsObjectBytes: 64 << 20,
 		PullWait:             5 * time.Second,
+		PullGather:           5 * time.Millisecond,
 		DrainTimeout:         30 * time.Second,
 		HeadAttempts:         10,
 		HistoryLimit:         256,
@@ -149,6 +155,8 @@ func (c Config) Validate() error {
 		return bad("MaxEventsObjectBytes", "1KiB..1GiB", c.MaxEventsObjectBytes)
 	case c.PullWait < 100*time.Millisecond || c.PullWait > 30*time.Second:
 		return bad("PullWait", "100ms..30s", c.PullWait)
+	case c.PullGather < 0 || c.PullGather > time.Second:
+		return bad("PullGather", "0..1s", c.PullGather)
 	case c.DrainTimeout < 0 || c.DrainTimeout > 10*time.Minute:
 		return bad("DrainTimeout", "0..10m", c.DrainTimeout)
 	case c.HeadAttempts < 1 || c.HeadAttempts > 100:

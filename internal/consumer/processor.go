@@ -100,13 +100,18 @@ func New(cfg Config, d Deps) (*Processor, error) {
 	p.handle = p.pipeline()
 	p.runner, err = jsrun.New(d.JS, jsrun.Config{
 		Stream: cfg.Stream, Consumer: cfg.ConsumerConfig(), Workers: cfg.Workers, PullWait: cfg.PullWait,
-		DrainTimeout: cfg.DrainTimeout, Logger: d.Logger, Metrics: d.Metrics,
+		Gather: cfg.PullGather, Busy: p.commitsQueued, DrainTimeout: cfg.DrainTimeout, Logger: d.Logger, Metrics: d.Metrics,
 	}, p.work)
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
 }
+
+// commitsQueued reports whether requests wait for a commit slot: the
+// processor has more work ready than the CPU takes, so a pull may wait to
+// fetch several requests at once (jsrun.Config.Gather).
+func (p *Processor) commitsQueued() bool { return p.commits.queued() > 0 }
 
 // Relay returns the processor's outbox relay (for Flush in tools and tests).
 func (p *Processor) Relay() *outbox.Relay { return p.relay }

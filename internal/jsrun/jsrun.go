@@ -89,6 +89,16 @@ type Config struct {
 	Workers int
 	// PullWait bounds one pull.
 	PullWait time.Duration
+	// Gather is how long a pull may wait for more workers to come free,
+	// until half the workers are, while the consumer has a backlog
+	// (the last pull came back full) and Busy reports that the handlers
+	// have more work than they can run at once. Every pull is a request
+	// the server answers, so one pull for several messages replaces
+	// several pulls of one; a worker kept free meanwhile costs nothing
+	// when the handlers wait for the CPU anyway. Otherwise, and when Gather
+	// is 0 or Busy nil, a pull goes out as soon as one worker is free.
+	Gather time.Duration
+	Busy   func() bool
 	// DrainTimeout bounds how long Run waits for running handlers once its
 	// context ends; then their context is cancelled, and a message they do
 	// not settle as done (or abandon) is Nak'd at once.
@@ -110,8 +120,8 @@ type Runner struct {
 // New returns a runner of h over cfg.Consumer. It does no I/O.
 func New(js jetstream.JetStream, cfg Config, h Handler) (*Runner, error) {
 	if js == nil || h == nil || cfg.Stream == "" || cfg.Consumer.Durable == "" || cfg.Metrics == nil ||
-		cfg.Consumer.AckWait <= 0 || cfg.Workers < 1 || cfg.PullWait <= 0 || cfg.DrainTimeout < 0 {
-		return nil, errors.New("jsrun: needs JetStream, a handler, Stream, Consumer.Durable, a positive Consumer.AckWait, Workers, PullWait and Metrics")
+		cfg.Consumer.AckWait <= 0 || cfg.Workers < 1 || cfg.PullWait <= 0 || cfg.DrainTimeout < 0 || cfg.Gather < 0 {
+		return nil, errors.New("jsrun: needs JetStream, a handler, Stream, Consumer.Durable, a positive Consumer.AckWait, Workers, PullWait and Metrics, and no negative Gather")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -140,7 +150,8 @@ func (r *Runner) Run(ctx context.Context) {
 }
 
 // pull fetches until ctx ends. Every fetch asks for exactly the workers
-// free at that moment, and several fetches may be outstanding at once. A
+// free at that moment (after gathering some under a backlog, see
+// Config.Gather), and several fetches may be outstanding at once. A
 // failed fetch, at once or at its end, marks the consumer lost; the next
 // round binds it again, after a pause that grows with the failures since
 // the last clean fetch, so a consumer that keeps failing is never retried
@@ -151,7 +162,8 @@ func (r *Runner) pull(ctx, workCtx context.Context, running *sync.WaitGroup) {
 	var fetches sync.WaitGroup
 	defer fetches.Wait()
 	var failures atomic.Int64
-	var lost atomic.Bool
+	var lost, backlog atomic.Bool
+	batch := max(1, r.cfg.Workers/2)
 	fail := func(err error) {
 		r.log.Warn("jsrun: pull failed; binding the consumer again", "err", err, "failures", failures.Add(1))
 		lost.Store(true)
@@ -167,8 +179,11 @@ func (r *Runner) pull(ctx, workCtx context.Context, running *sync.WaitGroup) {
 		if n == 0 {
 			return
 		}
+		if n < batch && backlog.Load() && r.cfg.Busy != nil && r.cfg.Busy() {
+			n += free.gather(ctx, batch-n, r.cfg.Gather)
+		}
 		fetchCtx, cancel := context.WithTimeout(ctx, r.cfg.PullWait)
-		batch, err := cons.Fetch(n, jetstream.FetchContext(fetchCtx))
+		msgs, err := cons.Fetch(n, jetstream.FetchContext(fetchCtx))
 		if err != nil {
 			cancel()
 			free.release(n)
@@ -179,8 +194,10 @@ func (r *Runner) pull(ctx, workCtx context.Context, running *sync.WaitGroup) {
 		}
 		fetches.Go(func() {
 			defer cancel()
-			free.release(n - r.dispatch(workCtx, batch, free, running))
-			switch err := batch.Error(); {
+			got := r.dispatch(workCtx, msgs, free, running)
+			free.release(n - got)
+			backlog.Store(got == n)
+			switch err := msgs.Error(); {
 			case err == nil || endOfPull(err):
 				failures.Store(0)
 			case ctx.Err() == nil:
@@ -329,6 +346,28 @@ func (s slots) take(ctx context.Context) int {
 		select {
 		case <-s:
 		default:
+			return n
+		}
+	}
+}
+
+// gather takes up to want more free slots, waiting at most wait for them,
+// and returns how many it took.
+func (s slots) gather(ctx context.Context, want int, wait time.Duration) int {
+	if want <= 0 || wait <= 0 {
+		return 0
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for n := 0; ; n++ {
+		if n == want {
+			return n
+		}
+		select {
+		case <-s:
+		case <-timer.C:
+			return n
+		case <-ctx.Done():
 			return n
 		}
 	}
