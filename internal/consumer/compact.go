@@ -102,6 +102,9 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 		return err
 	}
 	if res.Status == StatusSkipped {
+		if done, err := p.fenceAssumedHead(ctx, d); done || err != nil {
+			return err
+		}
 		return p.skip(ctx, d, res, rs)
 	}
 	plan, err := p.plan(d, head, res)
@@ -299,6 +302,20 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 	return false, nil
 }
 
+// fenceAssumedHead checks the parent fence against the lane's real head
+// when compaction took it to be absent (assumesNoHead) and nothing will
+// write the head to prove it: a skipped outcome.
+func (p *Processor) fenceAssumedHead(ctx context.Context, d *delivery) (done bool, err error) {
+	if !d.headAssumed {
+		return false, nil
+	}
+	head, _, err := p.lanes.Head(ctx, d.req.lane())
+	if err != nil {
+		return false, err
+	}
+	return p.checkFence(ctx, d, head)
+}
+
 func staleHead(req *envelope, active, why string) error {
 	return errcode.WithDetails(errcode.StaleHead, why, map[string]any{
 		"parent_checkpoint_id": idOrNull(req.parent()), "active_checkpoint_id": idOrNull(active),
@@ -433,7 +450,11 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 				}
 				break
 			}
-			return staleHead(d.req, active, "the lane's active checkpoint changed before activation")
+			why := "the lane's active checkpoint changed before activation"
+			if d.headAssumed {
+				why = "parent_checkpoint_id is not the lane's active checkpoint" // as the fence says it
+			}
+			return staleHead(d.req, active, why)
 		}
 		next := *plan
 		next.UpdatedAt = p.now()

@@ -35,7 +35,12 @@ func (p *Processor) dedupe(next handler) handler {
 		// The lane head is read meanwhile: compaction needs it, and the
 		// read is independent of the ledger (the head only ever moves by
 		// compare-and-swap, so an early read is at worst a conflict later).
-		headRead := p.readHead(ctx, d)
+		headRead := func() {}
+		if p.assumesNoHead(d) {
+			d.head, d.headRev, d.headKnown, d.headAssumed = nil, 0, true, true
+		} else {
+			headRead = p.readHead(ctx, d)
+		}
 		entry, rev, err := p.ledger.Get(ctx, d.req.RequestID)
 		headRead()
 		if err != nil {
@@ -66,6 +71,18 @@ func (p *Processor) dedupe(next handler) handler {
 		}
 		return next(ctx, d)
 	}
+}
+
+// assumesNoHead reports whether compaction may take the lane to have no
+// head without reading it: the request names no parent and no previous
+// semantic, so the parent fence passes only on a lane without a head, and
+// the engine then gets no state. The head is created by a create-only
+// write, which fails on a lane that has one; activate then reads it and
+// decides as after any conflict (this request's own activation, or
+// stale_head). A remote summarizer's requests always read it first, so
+// that a stale request never calls the model.
+func (p *Processor) assumesNoHead(d *delivery) bool {
+	return IsLocal(p.summarizer) && d.req.parent() == "" && d.req.PreviousSemantic == nil
 }
 
 // readHead starts reading the delivery's lane head; the returned wait

@@ -34,9 +34,12 @@ type delivery struct {
 
 	// head and headRev are the lane head as read before compaction; the
 	// first activation attempt swaps against them instead of reading again.
-	head      *lanes.Head
-	headRev   uint64
-	headKnown bool
+	// headAssumed says the head was not read but taken to be absent
+	// (assumesNoHead): the first activation creates it, create-only.
+	head        *lanes.Head
+	headRev     uint64
+	headKnown   bool
+	headAssumed bool
 
 	// committing is set while the request holds a commit slot (commitgate.go).
 	committing bool

@@ -167,3 +167,26 @@ func TestAutomaticLimitIsPerRootTurn(t *testing.T) {
 		t.Fatalf("first of a new turn: %v", ev.Body)
 	}
 }
+
+// A request without a parent is compacted without reading the lane head
+// (assumesNoHead); on a lane that has one it is still stale_head, with
+// the fence's message, whether the engine would activate or skip it.
+func TestParentlessRequestOnALaneWithAHeadIsStale(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	e.publish(t, engineBody(t, "ph-1", "ph", "", 40, nil), "ph-1")
+	if ev := onlyEvent(t, e.awaitOutcome(t, "ph-1")); ev.str("kind") != "activated" {
+		t.Fatalf("first: %v", ev.Body)
+	}
+	var skippable map[string]any
+	mustJSON(t, engineBody(t, "ph-3", "ph", "", 3, nil), &skippable)
+	skippable["trigger"] = "auto" // below its trigger: the engine skips it
+	for id, body := range map[string][]byte{"ph-2": engineBody(t, "ph-2", "ph", "", 40, nil), "ph-3": mustMarshal(t, skippable)} {
+		e.publish(t, body, id)
+		ev := onlyEvent(t, e.awaitOutcome(t, id))
+		if ev.code() != errcode.StaleHead || ev.Body["error"].(map[string]any)["message"] != "parent_checkpoint_id is not the lane's active checkpoint" {
+			t.Fatalf("%s: %v", id, ev.Body)
+		}
+	}
+}
