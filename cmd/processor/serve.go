@@ -13,6 +13,7 @@ import (
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/facts"
+	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/natsrv"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/telemetry"
@@ -168,8 +169,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	setupCtx, cancel := context.WithTimeout(alive.ctx, 30*time.Second)
-	stores, err := topology.Ensure(setupCtx, js, cfg.topology())
+	// Minutes, not seconds: the first start on an older store upgrades it
+	// (marks every request id its ledger holds), once.
+	setupCtx, cancel := context.WithTimeout(alive.ctx, 10*time.Minute)
+	topo := cfg.topology()
+	topo.Logger, topo.MarkLedgerIDs = log, lanes.MarkLedgerKeys
+	stores, err := topology.Ensure(setupCtx, js, topo)
 	cancel()
 	if err != nil {
 		return err

@@ -176,10 +176,14 @@ func (p *Processor) recordPlan(ctx context.Context, d *delivery, plan *lanes.Hea
 // request_id_conflict.
 func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes.Head, cp *lanes.Checkpoint) (*lanes.Head, error) {
 	cp.Plan, cp.RequestHash = plan, d.contentHash()
-	stored, err := p.lanes.InsertCheckpoint(ctx, cp)
+	stored, created, err := p.lanes.InsertCheckpoint(ctx, cp)
 	switch {
 	case err != nil:
 		return nil, err
+	case d.fast && !created:
+		return nil, errUseLedger // not the id's first record: the ledger decides
+	case d.fast:
+		d.claimed = true
 	case stored == nil:
 	case stored.Plan == nil:
 		if err := p.lanes.ReplaceCheckpoint(ctx, cp); err != nil {
@@ -273,7 +277,15 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 		active = head.CheckpointID
 	}
 	if active == req.RequestID && active != "" {
+		if d.fast {
+			return true, errUseLedger
+		}
 		return true, p.finishActivated(ctx, d, head)
+	}
+	if active != req.parent() && d.fast {
+		// Whether an earlier delivery activated this request is the
+		// ledger's question; firstDelivery asks it if the id has a record.
+		return false, staleHead(req, active, "parent_checkpoint_id is not the lane's active checkpoint")
 	}
 	if active != req.parent() {
 		// A local summarizer's earlier delivery may have activated this
@@ -496,14 +508,17 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 		}
 		published = p.crashPoint(stepOutboxPublished)
 	})
-	outcome := plan.Outbox[0]
-	err := p.updateEntry(ctx, d, func(e *ledger.Entry) {
-		e.State, e.Outcome, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Activated, &outcome, nil, nil, nil
-		if d.planInCheckpoint {
-			e.Outcome, e.OutcomeInCheckpoint = nil, true
-		}
-		closeAttempt(e, nil)
-	})
+	var err error
+	if !d.fast { // a fast activation's record is its checkpoint with the plan
+		outcome := plan.Outbox[0]
+		err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
+			e.State, e.Outcome, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Activated, &outcome, nil, nil, nil
+			if d.planInCheckpoint {
+				e.Outcome, e.OutcomeInCheckpoint = nil, true
+			}
+			closeAttempt(e, nil)
+		})
+	}
 	if err == nil {
 		err = p.crashPoint(stepLedgerFinal)
 	}
@@ -561,6 +576,12 @@ func (p *Processor) skip(ctx context.Context, d *delivery, res *Result, rs *reco
 	ev := events.Skipped{Header: header(req, req.RequestID, id, kindSkipped, p.now()), Reason: res.SkipReason, TokensBefore: res.TokensBefore}
 	rec, err := record(topology.SubjectSkipped, id, ev, d.traceparent)
 	if err != nil {
+		return err
+	}
+	if err := p.claimForOutcome(ctx, d); err != nil {
+		return err
+	}
+	if err := p.markOutcomeInLedger(ctx, d); err != nil {
 		return err
 	}
 	err = p.updateEntry(ctx, d, func(e *ledger.Entry) {

@@ -30,6 +30,89 @@ import (
 // reader uses. A concurrent change of the entry means another delivery of
 // the same request is working on it; that is transient.
 func (p *Processor) dedupe(next handler) handler {
+	withLedger := p.dedupeWithLedger(next)
+	if !IsLocal(p.summarizer) {
+		return withLedger
+	}
+	return func(ctx context.Context, d *delivery) error {
+		err := p.firstDelivery(ctx, d, next)
+		if !errors.Is(err, errUseLedger) {
+			return err
+		}
+		d.resetForLedger()
+		return withLedger(ctx, d)
+	}
+}
+
+// errUseLedger sends a delivery that firstDelivery cannot decide to the
+// ledger. It never leaves dedupe.
+var errUseLedger = errors.New("consumer: decided by the request ledger")
+
+// firstDelivery runs a request of a local summarizer without reading the
+// ledger, as the first delivery of a new request id, and lets the
+// request's first write claim the id: its checkpoint with the plan, or,
+// for an outcome that moves no head (skipped, failed), a marker
+// (lanes.Checkpoint.OutcomeInLedger) before the ledger records it. Both
+// are create-only writes in the checkpoints bucket, where every request
+// id the ledger knows has a record (its checkpoint or a marker: failures
+// and skips write the marker first, and a store of an older format is
+// marked on start). So a write that creates its key proves the id new,
+// and anything else (a redelivery, a resend, a used id) is errUseLedger:
+// the delivery runs again with the ledger, as every delivery did before.
+// An activation claimed this way records no ledger entry: the checkpoint
+// with its plan is the record a repeat finds.
+func (p *Processor) firstDelivery(ctx context.Context, d *delivery, next handler) error {
+	d.fast = true
+	d.setEntry(&ledger.Entry{RequestID: d.req.RequestID, ContentHash: ledger.ContentHash(d.body), State: ledger.Started, UpdatedAt: p.now()}, 0)
+	if p.assumesNoHead(d) {
+		d.head, d.headRev, d.headKnown, d.headAssumed = nil, 0, true, true
+	}
+	err := next(ctx, d)
+	if err == nil || d.claimed || errors.Is(err, errUseLedger) || p.isCrashed() {
+		return err
+	}
+	if Classify(err, d.delivered, p.cfg.MaxDeliver, p.cfg.NakBackoff, p.now()).Action != Fail {
+		return err // redelivered; nothing is recorded
+	}
+	if claimErr := p.claimForOutcome(ctx, d); claimErr != nil {
+		return claimErr
+	}
+	return err
+}
+
+// claimForOutcome claims a fast delivery's request id for an outcome that
+// moves no head, by its marker; a record already there is errUseLedger.
+func (p *Processor) claimForOutcome(ctx context.Context, d *delivery) error {
+	if !d.fast || d.claimed {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	created, err := p.lanes.MarkOutcomeInLedger(sctx, d.req.RequestID)
+	if err != nil {
+		return err
+	}
+	if !created {
+		return errUseLedger
+	}
+	d.claimed = true
+	return nil
+}
+
+// markOutcomeInLedger leaves the marker of an outcome the ledger is about
+// to record, unless the request has a record in the checkpoints bucket
+// already, so that a later first delivery of the id finds it
+// (firstDelivery).
+func (p *Processor) markOutcomeInLedger(ctx context.Context, d *delivery) error {
+	if d.claimed {
+		return nil // by its marker or its checkpoint
+	}
+	_, err := p.lanes.MarkOutcomeInLedger(ctx, d.req.RequestID)
+	return err
+}
+
+// dedupeWithLedger is dedupe that reads the request's ledger entry first.
+func (p *Processor) dedupeWithLedger(next handler) handler {
 	return func(ctx context.Context, d *delivery) error {
 		hash := ledger.ContentHash(d.body)
 		// The lane head is read meanwhile: compaction needs it, and the
@@ -50,6 +133,9 @@ func (p *Processor) dedupe(next handler) handler {
 			// Revision 0: the first write creates the entry, and fails
 			// as a conflict if another delivery created it meanwhile.
 			d.setEntry(&ledger.Entry{RequestID: d.req.RequestID, ContentHash: hash, State: ledger.Started, UpdatedAt: p.now()}, 0)
+			if done, err := p.finishEarlierActivation(ctx, d); done || err != nil {
+				return err
+			}
 			return next(ctx, d)
 		}
 		if entry.ContentHash != hash {
@@ -83,6 +169,60 @@ func (p *Processor) dedupe(next handler) handler {
 // that a stale request never calls the model.
 func (p *Processor) assumesNoHead(d *delivery) bool {
 	return IsLocal(p.summarizer) && d.req.parent() == "" && d.req.PreviousSemantic == nil
+}
+
+// finishEarlierActivation handles a request the ledger does not know whose
+// plan a local summarizer stored with its checkpoint and activated: a
+// first delivery's activation records no ledger entry (firstDelivery).
+// When the plan's checkpoint is the lane's head or in its history, the
+// request is done: the ledger records the outcome, the pending records
+// are delivered and the outcome is published again under its id, as a
+// repeat of a finished request is, before anything else (its deadline
+// included) is looked at. A plan of another body is request_id_conflict.
+// A plan that is not active is left to compaction, which adopts it
+// (storeLocalPlan).
+//
+// A lane that moved on by more than HistoryLimit generations since the
+// plan's cannot be walked back to it; the plan is then taken as
+// activated, since every delivery that does not activate its plan
+// records its failure in the ledger, and this one has no entry. (Only a
+// request dead-lettered with every delivery cut short, whose lane then
+// moved on that far, would be misread.)
+func (p *Processor) finishEarlierActivation(ctx context.Context, d *delivery) (done bool, err error) {
+	if !IsLocal(p.summarizer) {
+		return false, nil
+	}
+	plan, err := p.localPlan(ctx, d)
+	if err != nil || plan == nil {
+		return err != nil, err
+	}
+	head, rev, known := d.takeHead()
+	if !known || d.headAssumed {
+		if head, rev, err = p.lanes.Head(ctx, plan.Lane); err != nil {
+			return true, err
+		}
+		d.headAssumed = false
+	}
+	d.head, d.headRev, d.headKnown = head, rev, true // for compaction, if not done
+	if head == nil || head.Generation < plan.Generation {
+		return false, nil
+	}
+	active, err := p.lanes.InHistory(ctx, head, plan.CheckpointID, p.cfg.HistoryLimit)
+	if err != nil {
+		return true, err
+	}
+	if !active && head.Generation-plan.Generation < int64(p.cfg.HistoryLimit) {
+		return false, nil
+	}
+	if err := p.enterCommit(ctx, d); err != nil {
+		return true, err
+	}
+	defer p.leaveCommit(d)
+	if err := p.finishActivation(ctx, d, plan, nil, 0); err != nil {
+		return true, err
+	}
+	d.status = statusDuplicate
+	return true, outbox.Publish(ctx, p.js, plan.Outbox[0])
 }
 
 // readHead starts reading the delivery's lane head; the returned wait

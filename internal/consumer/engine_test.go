@@ -125,11 +125,12 @@ func TestEnginePreviousSemanticFence(t *testing.T) {
 
 var _ LocalSummarizer = (*offline.Summarizer)(nil)
 
-// A request whose summarizer is local is written to the ledger once, with
-// its outcome: its calls leave nothing uncertain and its plan is stored
-// with its checkpoint. A remote one's first write is summary_requested
-// (recorded before the call), then its stored plan. There is no "started"
-// write. Only the last revision of an entry is kept.
+// A request whose summarizer is local, activated on its first delivery,
+// is not written to the ledger at all: its calls leave nothing uncertain,
+// and its plan stored with its checkpoint is its record. A remote one's
+// first write is summary_requested (recorded before the call), then its
+// stored plan, then its outcome. There is no "started" write. Only the
+// last revision of an entry is kept.
 func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 	e := singleEnv(t)
 	e.realEngine = true
@@ -138,14 +139,17 @@ func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 		s    engine.Summarizer
 		want []ledger.State
 	}{
-		{"local", offline.New(offline.DefaultOptions()), []ledger.State{ledger.Activated}},
+		{"local", offline.New(offline.DefaultOptions()), nil},
 		{"remote", &testSummarizer{inner: offline.New(offline.DefaultOptions())},
 			[]ledger.State{ledger.SummaryRequested, ledger.Stored, ledger.Activated}},
 	}
 	for _, c := range cases {
 		r := e.start(t, testConfig(), nil, c.s)
 		id := "calls-" + c.name
-		states := e.watchLedger(t, id)
+		states := func() []ledger.State { return nil }
+		if c.want != nil {
+			states = e.watchLedger(t, id)
+		}
 		e.publish(t, engineBody(t, id, "calls-"+c.name, "", 40, nil), id)
 		if ev := onlyEvent(t, e.awaitOutcome(t, id)); ev.str("kind") != "activated" {
 			t.Fatalf("%s: %v", c.name, ev.Body)
@@ -157,13 +161,19 @@ func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 		if got := states(); !slices.Equal(got, c.want) {
 			t.Errorf("%s summarizer: ledger states %v, want %v", c.name, got, c.want)
 		}
+		if en := e.ledgerEntry(t, id); c.want == nil && en != nil {
+			t.Errorf("%s summarizer: ledger entry %+v, want none", c.name, en)
+		}
 	}
 	// Superseded revisions (the stored plan is the largest) are not kept.
 	status, err := e.stores.Ledger.Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status.Values() != uint64(len(cases)) {
-		t.Errorf("ledger keeps %d values for %d requests, want one each", status.Values(), len(cases))
+	if status.Values() != 1 {
+		t.Errorf("ledger keeps %d values, want one: the remote request's", status.Values())
+	}
+	if cp, err := e.checkpoint(t, "calls-local"); err != nil || cp == nil || cp.Plan == nil || cp.RequestHash == "" {
+		t.Errorf("the local request's checkpoint holds no plan: %+v (%v)", cp, err)
 	}
 }

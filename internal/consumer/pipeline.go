@@ -27,6 +27,11 @@ type delivery struct {
 	rev   uint64
 
 	conflict bool // the body differs from the ledger's: leave the ledger alone
+	// fast says the ledger was not read (firstDelivery): the request's
+	// record in the checkpoints bucket stands in for it once claimed is
+	// set, and anything else sends the delivery to the ledger
+	// (errUseLedger).
+	fast, claimed bool
 	// planInCheckpoint is set once the plan being activated is the one
 	// stored with the request's checkpoint (storeLocalPlan, localPlan).
 	planInCheckpoint bool
@@ -45,6 +50,16 @@ type delivery struct {
 	committing bool
 
 	settled jsrun.Decision // how the runner settles the message, set by settle
+}
+
+// resetForLedger forgets what a fast attempt (firstDelivery) learned,
+// before the delivery runs again with the ledger.
+func (d *delivery) resetForLedger() {
+	d.mu.Lock()
+	d.entry, d.rev = nil, 0
+	d.mu.Unlock()
+	d.fast, d.claimed, d.conflict, d.planInCheckpoint, d.status = false, false, false, false, ""
+	d.head, d.headRev, d.headKnown, d.headAssumed = nil, 0, false, false
 }
 
 // takeHead returns the head read before compaction, once; known is false

@@ -103,6 +103,9 @@ func (p *Processor) fail(ctx context.Context, d *delivery, e *errcode.Error) err
 		return err
 	}
 	if d.entry != nil && !d.conflict {
+		if err := p.markOutcomeInLedger(ctx, d); err != nil {
+			return err
+		}
 		err := p.updateEntry(ctx, d, func(en *ledger.Entry) {
 			en.State, en.Outcome, en.Retryable = ledger.Failed, &rec, e.Retryable
 			closeAttempt(en, nil)

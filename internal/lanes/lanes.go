@@ -194,7 +194,16 @@ type Checkpoint struct {
 	// made through the ledger's stored plan leave these empty.
 	Plan        *Head  `json:"plan,omitempty"`
 	RequestHash string `json:"request_hash,omitempty"`
+	// OutcomeInLedger marks a record that holds no checkpoint: the request
+	// of this id has its outcome (or its attempt) in the request ledger.
+	// A request a local summarizer compacts reads no ledger on its first
+	// delivery; its checkpoint insert finds this marker instead and sends
+	// the request to the ledger (docs/architecture.md, "The commit path").
+	OutcomeInLedger bool `json:"outcome_in_ledger,omitempty"`
 }
+
+// IsMarker reports whether c is a marker, not a checkpoint.
+func (c *Checkpoint) IsMarker() bool { return c.OutcomeInLedger }
 
 // keyValue is c's key in the checkpoints bucket and its stored bytes.
 func (c *Checkpoint) keyValue() (key string, value []byte, err error) {
@@ -239,6 +248,9 @@ func (c *Checkpoint) appendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"request_hash":`...)
 		dst = rawjson.AppendString(dst, c.RequestHash)
 	}
+	if c.OutcomeInLedger {
+		dst = append(dst, `,"outcome_in_ledger":true`...)
+	}
 	return append(dst, '}'), nil
 }
 
@@ -268,50 +280,111 @@ func (s *Store) PutCheckpoint(ctx context.Context, c *Checkpoint) error {
 
 // InsertCheckpoint stores c under its id unless a checkpoint is already
 // there, and then returns the stored one when its bytes differ from c's
-// (nil when c was stored or was already there byte for byte). It is
-// PutCheckpoint for a caller that decides what a differing checkpoint
-// means.
-func (s *Store) InsertCheckpoint(ctx context.Context, c *Checkpoint) (*Checkpoint, error) {
-	differing, err := s.insert(ctx, c)
+// (nil when c was stored or was already there byte for byte; created
+// tells the two apart). It is PutCheckpoint for a caller that decides what
+// a differing checkpoint means.
+func (s *Store) InsertCheckpoint(ctx context.Context, c *Checkpoint) (stored *Checkpoint, created bool, err error) {
+	differing, created, err := s.create(ctx, c)
 	if err != nil || differing == nil {
-		return nil, err
+		return nil, created, err
 	}
-	return decodeCheckpoint(differing)
+	stored, err = decodeCheckpoint(differing)
+	return stored, false, err
 }
 
 // insert creates c's key, and when it exists returns the stored value if
 // it differs from c's bytes (nil when they are the same).
 func (s *Store) insert(ctx context.Context, c *Checkpoint) (differing []byte, err error) {
+	differing, _, err = s.create(ctx, c)
+	return differing, err
+}
+
+// create is insert that also reports whether it created the key.
+func (s *Store) create(ctx context.Context, c *Checkpoint) (differing []byte, created bool, err error) {
 	key, value, err := c.keyValue()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	_, err = s.checkpoints.Create(ctx, key, value)
 	if err == nil {
-		return nil, nil
+		return nil, true, nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) {
-		return nil, fmt.Errorf("lanes: store checkpoint: %w", err)
+		return nil, false, fmt.Errorf("lanes: store checkpoint: %w", err)
 	}
 	entry, err := get(ctx, s.checkpoints, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, fmt.Errorf("%w: checkpoint %s deleted while stored", ErrConflict, c.ID)
+		return nil, false, fmt.Errorf("%w: checkpoint %s deleted while stored", ErrConflict, c.ID)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lanes: verify checkpoint: %w", err)
+		return nil, false, fmt.Errorf("lanes: verify checkpoint: %w", err)
 	}
 	if bytes.Equal(entry.Value(), value) {
-		return nil, nil
+		return nil, false, nil
 	}
-	return entry.Value(), nil
+	return entry.Value(), false, nil
+}
+
+// MarkOutcomeInLedger stores a marker (Checkpoint.OutcomeInLedger) under
+// id unless a record is there already, and reports whether it stored it.
+func (s *Store) MarkOutcomeInLedger(ctx context.Context, id string) (stored bool, err error) {
+	key, value, err := (&Checkpoint{ID: id, OutcomeInLedger: true}).keyValue()
+	if err != nil {
+		return false, err
+	}
+	return createIfAbsent(ctx, s.checkpoints, key, value)
+}
+
+// MarkLedgerKeys stores a marker in checkpoints for every key of the
+// request ledger that has no record there, and returns how many it
+// stored. It is how a store of format 2 or older, whose ledger entries
+// had no markers, is upgraded; it may be repeated.
+func MarkLedgerKeys(ctx context.Context, ledger, checkpoints jetstream.KeyValue) (int, error) {
+	keys, err := ledger.ListKeys(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("lanes: list the ledger's keys: %w", err)
+	}
+	defer func() { _ = keys.Stop() }()
+	n := 0
+	for key := range keys.Keys() {
+		id, err := keyEncoding.DecodeString(key)
+		if err != nil {
+			continue // not a request id's key: nothing Cairn wrote
+		}
+		value, err := (&Checkpoint{ID: string(id), OutcomeInLedger: true}).appendJSON(nil)
+		if err != nil {
+			return n, err
+		}
+		stored, err := createIfAbsent(ctx, checkpoints, key, value)
+		if err != nil {
+			return n, err
+		}
+		if stored {
+			n++
+		}
+	}
+	return n, ctx.Err()
+}
+
+func createIfAbsent(ctx context.Context, kv jetstream.KeyValue, key string, value []byte) (bool, error) {
+	_, err := kv.Create(ctx, key, value)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jetstream.ErrKeyExists):
+		return false, nil
+	}
+	return false, fmt.Errorf("lanes: store marker: %w", err)
 }
 
 // ReplaceCheckpoint stores c under its id whatever is stored there, by
 // compare-and-swap on what it read (ErrConflict if that changed
-// meanwhile). Only the holder of the ledger's stored plan for c may call it:
-// heads reach a checkpoint id only through that plan, so bytes that differ
-// from the plan's are a leftover no head refers to (an attempt that stored
-// its checkpoint but never recorded its plan).
+// meanwhile), unless what is there carries a plan (checkpoint_conflict: a
+// head may name it). Only the holder of the ledger's stored plan for c may
+// call it: heads reach such a checkpoint id only through that plan, so
+// bytes that differ from the plan's are a leftover no head refers to (an
+// attempt that stored its checkpoint but never recorded its plan), or a
+// marker.
 func (s *Store) ReplaceCheckpoint(ctx context.Context, c *Checkpoint) error {
 	key, value, err := c.keyValue()
 	if err != nil {
@@ -325,6 +398,9 @@ func (s *Store) ReplaceCheckpoint(ctx context.Context, c *Checkpoint) error {
 		return fmt.Errorf("lanes: read checkpoint: %w", err)
 	case bytes.Equal(entry.Value(), value):
 		return nil
+	case holdsPlan(entry.Value()):
+		return errcode.WithDetails(errcode.CheckpointConflict,
+			"a checkpoint with another plan is stored under this id", map[string]any{"checkpoint_id": c.ID})
 	default:
 		_, err = s.checkpoints.Update(ctx, key, value, entry.Revision())
 	}
@@ -352,6 +428,12 @@ func (s *Store) GetCheckpoint(ctx context.Context, id string) (*Checkpoint, erro
 		return nil, fmt.Errorf("lanes: read checkpoint: %w", err)
 	}
 	return decodeCheckpoint(entry.Value())
+}
+
+// holdsPlan reports whether a stored checkpoint record carries a plan.
+func holdsPlan(value []byte) bool {
+	c, err := decodeCheckpoint(value)
+	return err == nil && c.Plan != nil
 }
 
 func decodeCheckpoint(value []byte) (*Checkpoint, error) {

@@ -16,12 +16,17 @@ import (
 // 45f7c3e); their streams and buckets carry no FormatKey. Format 2 is the
 // first that records itself: its records are format 1's plus the shapes
 // the lean commit path adds (a checkpoint that carries its plan, a harvest
-// job as a pointer), and a format 2 Cairn reads both. A store is moved to
-// a new format only by raising StoreFormat in a release that reads every
-// older one, so that the move is a new marker and nothing is rewritten.
+// job as a pointer), and a format 2 Cairn reads both. Format 3 lets a
+// local summarizer's request skip the ledger on its first delivery: every
+// request id the ledger holds has a record in the checkpoints bucket (its
+// checkpoint, or a marker, lanes.Checkpoint.OutcomeInLedger), and an
+// activation of such a request may leave no ledger entry. Ensure moves an
+// older store to format 3 by marking its ledger's ids (markLedger). A
+// store is moved to a new format only by raising StoreFormat in a release
+// that reads every older one.
 const (
 	// StoreFormat is the format this Cairn writes and the newest it reads.
-	StoreFormat = 2
+	StoreFormat = 3
 	// FormatKey names the marker in the metadata of every stream, bucket
 	// and object store Cairn owns.
 	FormatKey = "cairn_store_format"
@@ -62,11 +67,28 @@ func checkFormat(names []string, existing map[string]*jetstream.StreamConfig) er
 // that an operator's keys survive the update, with Cairn's marker set. The
 // server's own keys (_nats.*) are left for the server to fill in.
 func withFormat(existing *jetstream.StreamConfig) map[string]string {
+	md := keepFormat(existing)
+	md[FormatKey] = strconv.Itoa(StoreFormat)
+	return md
+}
+
+// keepFormat is withFormat without changing the marker: for a store whose
+// upgrade has yet to run, so that a start that stops before it is done
+// runs it again.
+func keepFormat(existing *jetstream.StreamConfig) map[string]string {
 	md := map[string]string{}
 	if existing != nil {
 		maps.Copy(md, existing.Metadata)
 	}
 	maps.DeleteFunc(md, func(k, _ string) bool { return strings.HasPrefix(k, "_nats.") })
-	md[FormatKey] = strconv.Itoa(StoreFormat)
 	return md
+}
+
+// formatOf is the format an existing stream records: 1 without a marker.
+func formatOf(existing *jetstream.StreamConfig) int {
+	n, err := strconv.Atoi(existing.Metadata[FormatKey])
+	if err != nil {
+		return 1
+	}
+	return n
 }

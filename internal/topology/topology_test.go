@@ -2,6 +2,7 @@ package topology_test
 
 import (
 	"context"
+	"github.com/cairnhq/cairn/internal/lanes"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,9 @@ func TestEnsureKeepsOneRevisionPerKey(t *testing.T) {
 			}
 		}
 	}
-	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
+	o := topology.DefaultOptions()
+	o.MarkLedgerIDs = lanes.MarkLedgerKeys // the ledger made here has no format marker
+	stores, err := topology.Ensure(ctx, js, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,9 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	if md := metadata(t, js, topology.StreamRequests); md[topology.FormatKey] != "" {
 		t.Fatalf("fixture is marked already: %v", md)
 	}
-	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
+	o := topology.DefaultOptions()
+	o.MarkLedgerIDs = lanes.MarkLedgerKeys
+	stores, err := topology.Ensure(ctx, js, o)
 	if err != nil {
 		t.Fatalf("Ensure on the previous release's store: %v", err)
 	}
@@ -91,6 +93,15 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	}
 	if en := entry(t, led, prevFailed); en == nil || en.State != ledger.Failed || en.Retryable {
 		t.Fatalf("%s ledger: %+v", prevFailed, en)
+	}
+	// The upgrade to format 3 marked the ids the ledger holds that had no
+	// checkpoint record, so that a first delivery, which reads no ledger,
+	// finds them.
+	if cp, err := ls.GetCheckpoint(ctx, prevFailed); err != nil || cp == nil || !cp.IsMarker() || cp.ID != prevFailed {
+		t.Fatalf("%s has no marker after the upgrade: %+v (%v)", prevFailed, cp, err)
+	}
+	if cp, err := ls.GetCheckpoint(ctx, prevActive); err != nil || cp == nil || cp.IsMarker() {
+		t.Fatalf("%s's checkpoint was replaced by a marker: %+v (%v)", prevActive, cp, err)
 	}
 	failedBefore := onlyOne(t, eventsOf(t, js, prevFailed), prevFailed)
 

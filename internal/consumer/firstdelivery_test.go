@@ -1,0 +1,128 @@
+package consumer
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/ledger"
+	"github.com/cairnhq/cairn/testenv"
+)
+
+// The first delivery of a local summarizer's request reads no ledger
+// (firstDelivery); these tests check that the outcomes it records are
+// still the ones a repeat finds.
+
+// resendAndSettle publishes body again without Nats-Msg-Id (as after the
+// duplicate window) and waits until the processor settled it.
+func resendAndSettle(t *testing.T, e *env, body []byte) {
+	t.Helper()
+	ack := e.publish(t, body, "")
+	testenv.Eventually(t, waitLong, func() error {
+		info, err := e.consumerInfo(t)
+		if err != nil {
+			return err
+		}
+		if info.AckFloor.Stream < ack.Sequence {
+			return fmt.Errorf("resend (seq %d) not settled yet (ack floor %d)", ack.Sequence, info.AckFloor.Stream)
+		}
+		return nil
+	})
+}
+
+// A failure on a first delivery claims the id with a marker before the
+// ledger records it, so a resend replays the failure and a different body
+// under the id is request_id_conflict.
+func TestFirstDeliveryFailureIsReplayed(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	var m map[string]any
+	mustJSON(t, engineBody(t, "fd-bad", "fd-bad", "", 40, nil), &m)
+	m["trigger"] = "whenever"
+	bad := mustMarshal(t, m)
+	e.publish(t, bad, "fd-bad")
+	failed := onlyEvent(t, e.awaitOutcome(t, "fd-bad"))
+	if failed.code() != errcode.InvalidRequest {
+		t.Fatalf("first: %v", failed.Body)
+	}
+	if cp, err := e.checkpoint(t, "fd-bad"); err != nil || cp == nil || !cp.IsMarker() {
+		t.Fatalf("no marker for the failed request: %+v (%v)", cp, err)
+	}
+	if en := e.ledgerEntry(t, "fd-bad"); en == nil || en.State != ledger.Failed {
+		t.Fatalf("ledger: %+v", en)
+	}
+	resendAndSettle(t, e, bad)
+	if again := onlyEvent(t, e.eventsFor(t, "fd-bad")); again.MsgID != failed.MsgID {
+		t.Fatalf("resend published %s after %s", again.MsgID, failed.MsgID)
+	}
+	resendAndSettle(t, e, engineBody(t, "fd-bad", "fd-bad", "", 40, nil))
+	var codes []string
+	for _, ev := range e.eventsFor(t, "fd-bad") {
+		codes = append(codes, ev.code())
+	}
+	if len(codes) != 2 || codes[1] != errcode.RequestIDConflict {
+		t.Fatalf("a valid body under the failed id: %v", codes)
+	}
+	if h := e.head(t, laneOf("fd-bad")); h != nil {
+		t.Fatalf("a used id activated: %+v", h)
+	}
+}
+
+// A skip on a first delivery is claimed the same way.
+func TestFirstDeliverySkipIsReplayed(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	var m map[string]any
+	mustJSON(t, engineBody(t, "fd-skip", "fd-skip", "", 3, nil), &m)
+	m["trigger"] = "auto" // below its trigger: skipped
+	body := mustMarshal(t, m)
+	e.publish(t, body, "fd-skip")
+	skipped := onlyEvent(t, e.awaitOutcome(t, "fd-skip"))
+	if skipped.str("kind") != "skipped" {
+		t.Fatalf("first: %v", skipped.Body)
+	}
+	if cp, err := e.checkpoint(t, "fd-skip"); err != nil || cp == nil || !cp.IsMarker() {
+		t.Fatalf("no marker for the skipped request: %+v (%v)", cp, err)
+	}
+	resendAndSettle(t, e, body)
+	if again := onlyEvent(t, e.eventsFor(t, "fd-skip")); again.MsgID != skipped.MsgID {
+		t.Fatalf("resend published %s after %s", again.MsgID, skipped.MsgID)
+	}
+}
+
+// An activation of a first delivery leaves no ledger entry; a resend after
+// the lane moved on further than HistoryLimit reaches still replays it
+// (finishEarlierActivation), instead of calling it stale_head.
+func TestActivationBeyondTheHistoryLimitIsReplayed(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	cfg := testConfig()
+	cfg.HistoryLimit = 1
+	e.start(t, cfg, nil, nil)
+	parent := ""
+	var first []byte
+	for i := range 3 {
+		id := fmt.Sprintf("fd-chain-%d", i)
+		body := engineBody(t, id, "fd-chain", parent, 40, nil)
+		if i == 0 {
+			first = body
+		}
+		e.publish(t, body, id)
+		if ev := onlyEvent(t, e.awaitOutcome(t, id)); ev.str("kind") != "activated" {
+			t.Fatalf("%s: %v", id, ev.Body)
+		}
+		parent = id
+	}
+	if en := e.ledgerEntry(t, "fd-chain-0"); en != nil {
+		t.Fatalf("a first delivery's activation wrote the ledger: %+v", en)
+	}
+	resendAndSettle(t, e, first)
+	if ev := onlyEvent(t, e.eventsFor(t, "fd-chain-0")); ev.str("kind") != "activated" {
+		t.Fatalf("resend: %v", ev.Body)
+	}
+	if en := e.ledgerEntry(t, "fd-chain-0"); en == nil || en.State != ledger.Activated {
+		t.Fatalf("the resend did not record the outcome: %+v", en)
+	}
+}
