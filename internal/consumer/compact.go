@@ -126,6 +126,9 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	err = p.stage("activate", func() error { return p.activate(ctx, d, plan) })
 	if err == nil {
 		p.metrics.Tokens(res.TokensBefore, res.TokensAfter)
+		if d.claimed { // the stored checkpoint is cp itself, not an earlier delivery's
+			p.recent.put(cp.ID, cp.Hash, cp.Body)
+		}
 	}
 	return err
 }
@@ -355,18 +358,22 @@ func (p *Processor) activeSemantic(ctx context.Context, head *lanes.Head) (json.
 	if head.SemanticHash == "" || head.CheckpointID == "" {
 		return nil, nil
 	}
-	cp, err := p.lanes.GetCheckpoint(ctx, head.CheckpointID)
-	if err != nil {
-		return nil, err
-	}
-	if cp == nil {
-		return nil, errcode.WithDetails(errcode.Internal, "the active checkpoint is missing from the store",
-			map[string]any{"checkpoint_id": head.CheckpointID})
+	stored, ok := p.recent.get(head.CheckpointID, head.HeadHash)
+	if !ok {
+		cp, err := p.lanes.GetCheckpoint(ctx, head.CheckpointID)
+		if err != nil {
+			return nil, err
+		}
+		if cp == nil || cp.IsMarker() {
+			return nil, errcode.WithDetails(errcode.Internal, "the active checkpoint is missing from the store",
+				map[string]any{"checkpoint_id": head.CheckpointID})
+		}
+		stored = cp.Body
 	}
 	var body struct {
 		Semantic json.RawMessage `json:"semantic"`
 	}
-	if err := json.Unmarshal(cp.Body, &body); err != nil {
+	if err := json.Unmarshal(stored, &body); err != nil {
 		return nil, errcode.Wrap(errcode.Internal, "stored checkpoint is corrupt", err)
 	}
 	if !hasJSONValue(body.Semantic) {

@@ -56,6 +56,7 @@ type Processor struct {
 	handle     handler
 	commits    *commitGate
 	runner     *jsrun.Runner
+	recent     *recentCheckpoints
 
 	// requests is the COMPACT_REQUESTS handle harvest jobs read their
 	// request through, looked up once (requestStream).
@@ -94,7 +95,7 @@ func New(cfg Config, d Deps) (*Processor, error) {
 		lanes: lanes.New(d.Stores.Heads, d.Stores.Checkpoints), ledger: ledger.New(d.Stores.Ledger),
 		relay: relay, compactor: d.Compactor, summarizer: d.Summarizer,
 		log: d.Logger, now: d.Now, metrics: d.Metrics,
-		commits: newCommitGate(cfg.EffectiveCommitConcurrency()),
+		commits: newCommitGate(cfg.EffectiveCommitConcurrency()), recent: newRecentCheckpoints(),
 	}
 	p.crashed, p.crash = context.WithCancel(context.Background())
 	p.handle = p.pipeline()
