@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,11 +263,21 @@ func TestAdversarialInputStaysLinear(t *testing.T) {
 		// Four times the input takes about four times as long when the
 		// work is linear and sixteen when it is quadratic; the bound between
 		// leaves room for a loaded machine, and the fastest of five runs
-		// drops most of its noise.
-		small := fastestOf(5, func() { String(strings.Repeat(unit, n/8)) })
-		large := fastestOf(5, func() { String(strings.Repeat(unit, n/2)) })
-		if ratio := float64(large) / float64(small); ratio > 12 {
-			t.Errorf("%q x %d took %s, %.1fx the time of a quarter of it (%s)", unit, n/2, large, ratio, small)
+		// drops most of its noise. Quadratic work exceeds the bound every
+		// time, so a ratio over it is measured again, up to three times in
+		// all, before it fails: a burst of load (other test packages run
+		// beside this one) seldom lasts through three.
+		var ratios []float64
+		for range 3 {
+			small := fastestOf(5, func() { String(strings.Repeat(unit, n/8)) })
+			large := fastestOf(5, func() { String(strings.Repeat(unit, n/2)) })
+			ratios = append(ratios, float64(large)/float64(small))
+			if ratios[len(ratios)-1] <= 12 {
+				break
+			}
+		}
+		if slices.Min(ratios) > 12 {
+			t.Errorf("%q x %d took %.1fx the time of a quarter of it, in each of %d measurements (%.1f)", unit, n/2, slices.Min(ratios), len(ratios), ratios)
 		}
 	}
 }
