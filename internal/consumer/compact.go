@@ -51,7 +51,6 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 		return p.commitStored(ctx, d)
 	}
 	req := d.req
-	lane := req.lane()
 	var evs laneEvents
 	err := p.stage("load", func() (err error) {
 		evs, err = p.loadEvents(ctx, req)
@@ -68,12 +67,8 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 			return err
 		}
 	}
-	if !d.headKnown { // dedupe reads the head; read it here if that failed
-		head, rev, err := p.lanes.Head(ctx, lane)
-		if err != nil {
-			return err
-		}
-		d.head, d.headRev, d.headKnown = head, rev, true
+	if err := p.laneHead(ctx, d); err != nil {
+		return err
 	}
 	head := d.head
 	if done, err := p.checkFence(ctx, d, head); done || err != nil {
@@ -317,6 +312,32 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 	return false, nil
 }
 
+// laneHead makes sure d holds the lane's head for compaction: the one
+// dedupe read, or the one this processor committed last on the lane
+// (recentHeads), or else the one in the store. A kept head whose
+// checkpoint is neither the request's parent nor the request's own is
+// read again from the store before the parent fence judges it, so that
+// a lane another replica moved on is never taken for stale_head.
+func (p *Processor) laneHead(ctx context.Context, d *delivery) error {
+	if d.headKnown {
+		return nil
+	}
+	key, err := d.req.lane().Key()
+	if err != nil {
+		return err
+	}
+	if head, rev, ok := p.heads.get(key); ok && (head.CheckpointID == d.req.parent() || head.CheckpointID == d.req.RequestID) {
+		d.head, d.headRev, d.headKnown, d.headKept = head, rev, true, true
+		return nil
+	}
+	head, rev, err := p.lanes.Head(ctx, d.req.lane())
+	if err != nil {
+		return err
+	}
+	d.head, d.headRev, d.headKnown = head, rev, true
+	return nil
+}
+
 // fenceAssumedHead checks the parent fence against the lane's real head
 // when compaction took it to be absent (assumesNoHead) and nothing will
 // write the head to prove it: a skipped outcome.
@@ -489,6 +510,12 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 		if !errors.Is(err, lanes.ErrConflict) {
 			return err
 		}
+		if d.headKept {
+			d.headKept = false
+			if key, err := lane.Key(); err == nil {
+				p.heads.forget(key)
+			}
+		}
 		p.metrics.CASConflict(topology.BucketHeads)
 	}
 	if err := p.crashPoint(stepHeadAdvanced); err != nil {
@@ -554,6 +581,7 @@ func (p *Processor) deliverOutbox(ctx context.Context, lane lanes.Lane, written 
 	if err != nil {
 		return err
 	}
+	p.heads.committed(key, &cleared, revision)
 	return p.relay.DeliverCommitted(ctx, key, written.Outbox, value, revision)
 }
 

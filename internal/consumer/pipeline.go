@@ -45,6 +45,7 @@ type delivery struct {
 	headRev     uint64
 	headKnown   bool
 	headAssumed bool
+	headKept    bool // the head is the one this processor committed last (recentHeads)
 
 	// committing is set while the request holds a commit slot (commitgate.go).
 	committing bool
@@ -59,7 +60,7 @@ func (d *delivery) resetForLedger() {
 	d.entry, d.rev = nil, 0
 	d.mu.Unlock()
 	d.fast, d.claimed, d.conflict, d.planInCheckpoint, d.status = false, false, false, false, ""
-	d.head, d.headRev, d.headKnown, d.headAssumed = nil, 0, false, false
+	d.head, d.headRev, d.headKnown, d.headAssumed, d.headKept = nil, 0, false, false, false
 }
 
 // takeHead returns the head read before compaction, once; known is false

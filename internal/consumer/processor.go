@@ -57,6 +57,7 @@ type Processor struct {
 	commits    *commitGate
 	runner     *jsrun.Runner
 	recent     *recentCheckpoints
+	heads      *recentHeads
 
 	// requests is the COMPACT_REQUESTS handle harvest jobs read their
 	// request through, looked up once (requestStream).
@@ -86,7 +87,10 @@ func New(cfg Config, d Deps) (*Processor, error) {
 	if d.Metrics == nil {
 		d.Metrics = noMetrics{}
 	}
-	relay, err := outbox.NewRelay(d.Stores.Heads, d.JS, cfg.Relay, d.Logger)
+	heads := newRecentHeads()
+	relayCfg := cfg.Relay
+	relayCfg.OnCleared = heads.cleared
+	relay, err := outbox.NewRelay(d.Stores.Heads, d.JS, relayCfg, d.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +99,7 @@ func New(cfg Config, d Deps) (*Processor, error) {
 		lanes: lanes.New(d.Stores.Heads, d.Stores.Checkpoints), ledger: ledger.New(d.Stores.Ledger),
 		relay: relay, compactor: d.Compactor, summarizer: d.Summarizer,
 		log: d.Logger, now: d.Now, metrics: d.Metrics,
-		commits: newCommitGate(cfg.EffectiveCommitConcurrency()), recent: newRecentCheckpoints(),
+		commits: newCommitGate(cfg.EffectiveCommitConcurrency()), recent: newRecentCheckpoints(), heads: heads,
 	}
 	p.crashed, p.crash = context.WithCancel(context.Background())
 	p.handle = p.pipeline()

@@ -1,11 +1,16 @@
 package consumer
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
 )
 
@@ -35,32 +40,83 @@ func TestRecentCheckpointsAreBounded(t *testing.T) {
 	}
 }
 
-// A lane's next compaction in the same processor takes the active
-// checkpoint's semantic from memory: it reads no checkpoint.
-func TestChainedCompactionReadsNoCheckpoint(t *testing.T) {
-	e := singleEnv(t)
-	e.realEngine = true
-	e.start(t, testConfig(), nil, nil)
-	e.publish(t, engineBody(t, "rc-1", "rc", "", 40, nil), "rc-1")
-	if ev := onlyEvent(t, e.awaitOutcome(t, "rc-1")); ev.str("kind") != "activated" {
-		t.Fatalf("first: %v", ev.Body)
+// activateFirst activates id on a new lane and waits until the relay
+// cleared its head's records.
+func activateFirst(t *testing.T, e *env, id, lane string) {
+	t.Helper()
+	e.publish(t, engineBody(t, id, lane, "", 40, nil), id)
+	if ev := onlyEvent(t, e.awaitOutcome(t, id)); ev.str("kind") != "activated" {
+		t.Fatalf("%s: %v", id, ev.Body)
 	}
-	var reads atomic.Int32
+	testenv.Eventually(t, waitLong, func() error {
+		if h := e.head(t, laneOf(lane)); h == nil || len(h.Outbox) != 0 {
+			return fmt.Errorf("head %+v", h)
+		}
+		return nil
+	})
+}
+
+// countGets counts the direct gets of bucket sent from now on.
+func countGets(t *testing.T, e *env, bucket string) *atomic.Int32 {
+	t.Helper()
+	var n atomic.Int32
 	tap := e.js.Conn()
-	sub, err := tap.Subscribe("$JS.API.DIRECT.GET.KV_"+topology.BucketCheckpoints+".>", func(*nats.Msg) { reads.Add(1) })
+	sub, err := tap.Subscribe("$JS.API.DIRECT.GET.KV_"+bucket+".>", func(*nats.Msg) { n.Add(1) })
 	if err == nil {
 		err = tap.Flush()
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = sub.Unsubscribe() }()
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return &n
+}
+
+// A lane's next compaction in the same processor starts from what the
+// processor keeps: the head it committed (cleared by its relay) and the
+// active checkpoint's body. It reads neither back.
+func TestChainedCompactionReadsNoHeadAndNoCheckpoint(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	activateFirst(t, e, "rc-1", "rc")
+	checkpointReads, headReads := countGets(t, e, topology.BucketCheckpoints), countGets(t, e, topology.BucketHeads)
 	e.publish(t, engineBody(t, "rc-2", "rc", "rc-1", 40, nil), "rc-2")
 	ev := onlyEvent(t, e.awaitOutcome(t, "rc-2"))
 	if ev.str("kind") != "activated" || ev.num("generation") != 2 {
 		t.Fatalf("second: %v", ev.Body)
 	}
-	if n := reads.Load(); n != 0 {
-		t.Fatalf("the chained compaction read %d checkpoints", n)
+	if n, m := checkpointReads.Load(), headReads.Load(); n != 0 || m != 0 {
+		t.Fatalf("the chained compaction read %d checkpoints and %d heads", n, m)
+	}
+}
+
+// A kept head is only a guess: when another writer moved the lane on, a
+// request on the lane's real head is activated on it, and one on the
+// kept head's checkpoint is stale_head.
+func TestAKeptHeadThatIsStaleIsNotTrusted(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	e.start(t, testConfig(), nil, nil)
+	activateFirst(t, e, "kh-1", "kh")
+	// Another replica activates "kh-other" on top of kh-1.
+	store := lanes.New(e.stores.Heads, e.stores.Checkpoints)
+	ctx := context.Background()
+	head, rev, err := store.Head(ctx, laneOf("kh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := *head
+	other.CheckpointID, other.ParentCheckpointID, other.Generation, other.SemanticHash = "kh-other", "kh-1", 2, ""
+	if _, err := store.Advance(ctx, laneOf("kh"), rev, &other); err != nil {
+		t.Fatal(err)
+	}
+	e.publish(t, engineBody(t, "kh-3", "kh", "kh-other", 40, nil), "kh-3")
+	if ev := onlyEvent(t, e.awaitOutcome(t, "kh-3")); ev.str("kind") != "activated" || ev.num("generation") != 3 {
+		t.Fatalf("a request on the lane's real head: %v", ev.Body)
+	}
+	e.publish(t, engineBody(t, "kh-2", "kh", "kh-1", 40, nil), "kh-2")
+	if ev := onlyEvent(t, e.awaitOutcome(t, "kh-2")); ev.code() != errcode.StaleHead {
+		t.Fatalf("a request on the first checkpoint: %v", ev.Body)
 	}
 }

@@ -39,6 +39,11 @@ type RelayConfig struct {
 	// OnPublish, when set, is called after each record's PubAck with the
 	// time since its value was committed (metrics).
 	OnPublish func(rec Record, lag time.Duration)
+	// OnCleared, when set, is called after a value a writer committed at
+	// revision committed (DeliverCommitted) was replaced by its cleared
+	// form, now at revision cleared: the writer may keep the value it
+	// handed over as the key's current one.
+	OnCleared func(key string, committed, cleared uint64)
 }
 
 // DefaultRelayConfig returns the configuration Cairn runs with.
@@ -399,6 +404,9 @@ func (r *Relay) writeClear(ctx context.Context, job pendingClear) error {
 	rev, err := r.kv.Update(ctx, job.key, job.cleared, job.revision)
 	if err == nil {
 		r.markDone(job.key, rev)
+		if r.cfg.OnCleared != nil {
+			r.cfg.OnCleared(job.key, job.revision, rev)
+		}
 		return nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {

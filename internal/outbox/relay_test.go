@@ -299,3 +299,45 @@ func TestRelayReadsOnlyRevisionsNoWriterDelivered(t *testing.T) {
 		}
 	}
 }
+
+// OnCleared tells the writer of a value handed to DeliverCommitted the
+// revision its cleared form was written at, and that the stored value is
+// that cleared form.
+func TestRelayReportsTheClearOfACommittedValue(t *testing.T) {
+	f := newFixture(t)
+	type clearedAt struct{ committed, cleared uint64 }
+	got := make(chan clearedAt, 1)
+	cfg := DefaultRelayConfig()
+	cfg.OnCleared = func(key string, committed, cleared uint64) {
+		if key == "lane-c" {
+			got <- clearedAt{committed, cleared}
+		}
+	}
+	r, err := NewRelay(f.kv, f.js, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := rec("c:1")
+	value, _ := json.Marshal(map[string]any{"lane": "lane-c", "outbox": []Record{record}})
+	rev, err := f.kv.Put(context.Background(), "lane-c", value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleared, _ := json.Marshal(map[string]any{"lane": "lane-c", "outbox": []Record{}})
+	if err := r.DeliverCommitted(context.Background(), "lane-c", []Record{record}, cleared, rev); err != nil {
+		t.Fatal(err)
+	}
+	var c clearedAt
+	select {
+	case c = <-got: // the relay is not running, so the clear was written inline
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnCleared was not called")
+	}
+	entry, err := f.kv.Get(context.Background(), "lane-c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.committed != rev || c.cleared != entry.Revision() || string(entry.Value()) != string(cleared) {
+		t.Fatalf("OnCleared(%d, %d); committed %d, stored revision %d: %s", c.committed, c.cleared, rev, entry.Revision(), entry.Value())
+	}
+}
