@@ -11,7 +11,11 @@ import (
 	"github.com/cairnhq/cairn/internal/topology"
 )
 
-// dedupe consults the request ledger before any work:
+// dedupe decides whether a delivery is a new request, a repeat of a
+// finished one, or a used id. With a local summarizer it first lets the
+// delivery run as a new request without reading the ledger
+// (firstDelivery), whose first write proves the id new or sends it back
+// here; every other delivery consults the request ledger before any work:
 //
 //   - a new request_id gets its entry with its first write (the stored plan,
 //     a remote model call, or the outcome), created only if still absent;
