@@ -27,7 +27,7 @@ import (
 
 // writeSizes are the mean sizes of what one request writes, as stored.
 type writeSizes struct {
-	ledgerStored, ledgerFinal, checkpoint, headWithRecords, headCleared, activated, job int
+	checkpoint, headWithRecords, headCleared, activated, job int
 }
 
 // meanStoredSize is the mean size of the messages stream holds; the
@@ -45,50 +45,45 @@ func meanStoredSize(b *testing.B, js jetstream.JetStream, stream string) int {
 }
 
 // measureWriteSizes reads the mean stored message sizes of a run that
-// activated every request on a fresh lane. The stored ledger entry holds
-// the plan (the head with its activated record) and the checkpoint, and
-// the head as written holds both records; their sizes are the sums.
+// activated every request on a fresh lane. The head as written holds both
+// records; its size is the sum.
 func measureWriteSizes(b *testing.B, js jetstream.JetStream) writeSizes {
 	mean := func(stream string) int { return meanStoredSize(b, js, stream) }
 	w := writeSizes{
-		ledgerFinal: mean("KV_" + topology.BucketLedger),
 		checkpoint:  mean("KV_" + topology.BucketCheckpoints),
 		headCleared: mean("KV_" + topology.BucketHeads),
 		activated:   mean(topology.StreamEvents),
 		job:         mean(topology.StreamHarvest),
 	}
-	w.ledgerStored = w.ledgerFinal + w.checkpoint
 	w.headWithRecords = w.headCleared + w.activated + w.job
 	return w
 }
 
 // floorWork says which of the processor's JetStream calls a floor makes.
 type floorWork struct {
-	ledger bool // the stored plan and the outcome in the request ledger
-	relay  bool // the records' clearing write and the relay's watcher
+	relay bool // the records' clearing write and the relay's watcher
 }
 
 var (
-	// processorFloor is what the processor does.
-	processorFloor = floorWork{ledger: true, relay: true}
+	// processorFloor is what the processor does for a first delivery on a
+	// fresh lane (docs/architecture.md, "The commit path").
+	processorFloor = floorWork{relay: true}
 	// bareFloor keeps only what no design of the contract can leave out:
-	// the dedupe and fence reads, the checkpoint, the head's
+	// the checkpoint (which also claims the request id), the head's
 	// compare-and-swap, the two events in their streams, and the ack. The
-	// ledger's two writes and the outbox's clearing write and watcher are
-	// gone, as if the head and the events were one atomic write and the
-	// checkpoint doubled as the ledger.
+	// outbox's clearing write and watcher are gone, as if the head and the
+	// events were one atomic write.
 	bareFloor = floorWork{}
 )
 
 // benchFloor runs b.N requests through a loop that makes the processor's
-// JetStream calls for a request on a fresh lane with the offline
-// summarizer, in the processor's order and with its concurrency, leaving
-// out what work does not ask for:
+// JetStream calls for the first delivery of a request on a fresh lane with
+// the offline summarizer, in the processor's order and with its
+// concurrency, leaving out what work does not ask for:
 //
-//	ledger get ‖ head get
-//	ledger create (stored plan) ‖ checkpoint create
+//	checkpoint create (with the plan; claims the request id)
 //	head create (with the outbox records)
-//	publish activated ‖ publish harvest job ‖ ledger update (outcome)
+//	publish activated ‖ publish harvest job
 //	ack
 //	head update (records cleared), queued for one clearing goroutine
 //
@@ -139,7 +134,7 @@ func benchFloor(b *testing.B, sizes writeSizes, work floorWork, prefix string) t
 	}()
 	defer func() { close(clears); <-cleared }()
 	payload := func(n int) []byte { return bytes.Repeat([]byte("x"), n) }
-	stored, final, cp := payload(sizes.ledgerStored), payload(sizes.ledgerFinal), payload(sizes.checkpoint)
+	cp := payload(sizes.checkpoint)
 	withRecords, headCleared := payload(sizes.headWithRecords), payload(sizes.headCleared)
 	activated, job := payload(sizes.activated), payload(sizes.job)
 	fail := func(err error) {
@@ -150,36 +145,14 @@ func benchFloor(b *testing.B, sizes writeSizes, work floorWork, prefix string) t
 	do := func(m jetstream.Msg) {
 		id := m.Headers().Get(jetstream.MsgIDHeader)
 		key := "lane." + id
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			if work.ledger {
-				_, _ = stores.Ledger.Get(ctx, id)
-			}
-		})
-		_, _ = stores.Heads.Get(ctx, key)
-		wg.Wait()
-		var ledgerRev uint64
-		wg.Go(func() {
-			if work.ledger {
-				var err error
-				ledgerRev, err = stores.Ledger.Create(ctx, id, stored)
-				fail(err)
-			}
-		})
 		_, err := stores.Checkpoints.Create(ctx, id, cp)
 		fail(err)
-		wg.Wait()
 		headRev, err := stores.Heads.Create(ctx, key, withRecords)
 		fail(err)
+		var wg sync.WaitGroup
 		wg.Go(func() {
 			_, err := js.Publish(ctx, topology.SubjectHarvest, job, jetstream.WithMsgID(id+":harvest"))
 			fail(err)
-		})
-		wg.Go(func() {
-			if work.ledger {
-				_, err := stores.Ledger.Update(ctx, id, final, ledgerRev)
-				fail(err)
-			}
 		})
 		_, err = js.Publish(ctx, topology.SubjectActivated, activated, jetstream.WithMsgID(id+":activated"))
 		fail(err)
