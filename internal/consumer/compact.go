@@ -24,6 +24,9 @@ const (
 	stepHeadAdvanced     = "head_advanced"
 	stepOutboxPublished  = "outbox_published"
 	stepLedgerFinal      = "ledger_final"
+	// stepOutcomeMarked is a failure's or skip's: its marker is stored,
+	// its ledger entry not yet (firstDelivery).
+	stepOutcomeMarked = "outcome_marked"
 )
 
 // crashSteps lists every commit step in order, for crash tests. The first

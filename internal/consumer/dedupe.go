@@ -100,7 +100,7 @@ func (p *Processor) claimForOutcome(ctx context.Context, d *delivery) error {
 		return errUseLedger
 	}
 	d.claimed = true
-	return nil
+	return p.crashPoint(stepOutcomeMarked)
 }
 
 // markOutcomeInLedger leaves the marker of an outcome the ledger is about

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -125,4 +126,37 @@ func TestActivationBeyondTheHistoryLimitIsReplayed(t *testing.T) {
 	if en := e.ledgerEntry(t, "fd-chain-0"); en == nil || en.State != ledger.Activated {
 		t.Fatalf("the resend did not record the outcome: %+v", en)
 	}
+}
+
+// A failure's marker stored, then the process killed before the ledger
+// recorded the failure: the redelivery finds the marker, takes the ledger
+// path, and records and publishes the failure once.
+func TestAFailureKilledAfterItsMarkerEndsOnce(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	cfg := testConfig()
+	var hit atomic.Bool
+	cfg.crashAt = func(s string) bool { return s == stepOutcomeMarked && hit.CompareAndSwap(false, true) }
+	first := e.start(t, cfg, nil, nil)
+	var m map[string]any
+	mustJSON(t, engineBody(t, "fd-kill", "fd-kill", "", 40, nil), &m)
+	m["trigger"] = "whenever"
+	bad := mustMarshal(t, m)
+	e.publish(t, bad, "fd-kill")
+	if err := first.wait(t); err == nil {
+		t.Fatal("processor did not stop at outcome_marked")
+	}
+	if en := e.ledgerEntry(t, "fd-kill"); en != nil {
+		t.Fatalf("ledger written before the kill: %+v", en)
+	}
+	e.start(t, testConfig(), nil, nil)
+	failed := onlyEvent(t, e.awaitOutcome(t, "fd-kill"))
+	if failed.code() != errcode.InvalidRequest {
+		t.Fatalf("after the kill: %v", failed.Body)
+	}
+	if en := e.ledgerEntry(t, "fd-kill"); en == nil || en.State != ledger.Failed {
+		t.Fatalf("ledger: %+v", en)
+	}
+	resendAndSettle(t, e, bad)
+	onlyEvent(t, e.eventsFor(t, "fd-kill"))
 }
