@@ -68,9 +68,7 @@ var errUseLedger = errors.New("consumer: decided by the request ledger")
 func (p *Processor) firstDelivery(ctx context.Context, d *delivery, next handler) error {
 	d.fast = true
 	d.setEntry(&ledger.Entry{RequestID: d.req.RequestID, ContentHash: ledger.ContentHash(d.body), State: ledger.Started, UpdatedAt: p.now()}, 0)
-	if p.assumesNoHead(d) {
-		d.head, d.headRev, d.headKnown, d.headAssumed = nil, 0, true, true
-	}
+	p.assumeNoHeadIfAllowed(d)
 	err := next(ctx, d)
 	if err == nil || d.claimed || errors.Is(err, errUseLedger) || p.isCrashed() {
 		return err
@@ -123,9 +121,7 @@ func (p *Processor) dedupeWithLedger(next handler) handler {
 		// read is independent of the ledger (the head only ever moves by
 		// compare-and-swap, so an early read is at worst a conflict later).
 		headRead := func() {}
-		if p.assumesNoHead(d) {
-			d.head, d.headRev, d.headKnown, d.headAssumed = nil, 0, true, true
-		} else {
+		if !p.assumeNoHeadIfAllowed(d) {
 			headRead = p.readHead(ctx, d)
 		}
 		entry, rev, err := p.ledger.Get(ctx, d.req.RequestID)
@@ -175,6 +171,16 @@ func (p *Processor) assumesNoHead(d *delivery) bool {
 	return IsLocal(p.summarizer) && d.req.parent() == "" && d.req.PreviousSemantic == nil
 }
 
+// assumeNoHeadIfAllowed leaves an absent head in d when assumesNoHead
+// allows it, and reports whether it did.
+func (p *Processor) assumeNoHeadIfAllowed(d *delivery) bool {
+	if !p.assumesNoHead(d) {
+		return false
+	}
+	d.head, d.headRev, d.headKnown, d.headAssumed = nil, 0, true, true
+	return true
+}
+
 // finishEarlierActivation handles a request the ledger does not know whose
 // plan a local summarizer stored with its checkpoint and activated: a
 // first delivery's activation records no ledger entry (firstDelivery).
@@ -197,8 +203,11 @@ func (p *Processor) finishEarlierActivation(ctx context.Context, d *delivery) (d
 		return false, nil
 	}
 	plan, err := p.localPlan(ctx, d)
-	if err != nil || plan == nil {
-		return err != nil, err
+	if err != nil {
+		return true, err
+	}
+	if plan == nil {
+		return false, nil
 	}
 	head, rev, known := d.takeHead()
 	if !known || d.headAssumed {

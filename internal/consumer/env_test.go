@@ -419,6 +419,44 @@ func (e *env) consumerInfo(t testing.TB) (*jetstream.ConsumerInfo, error) {
 	return c.Info(ctx)
 }
 
+// resendAndSettle publishes body again without Nats-Msg-Id (as after the
+// duplicate window) and waits until the processor settled it.
+func resendAndSettle(t testing.TB, e *env, body []byte) {
+	t.Helper()
+	ack := e.publish(t, body, "")
+	testenv.Eventually(t, waitLong, func() error {
+		info, err := e.consumerInfo(t)
+		if err != nil {
+			return err
+		}
+		if info.AckFloor.Stream < ack.Sequence {
+			return fmt.Errorf("resend (seq %d) not settled yet (ack floor %d)", ack.Sequence, info.AckFloor.Stream)
+		}
+		return nil
+	})
+}
+
+// activate publishes a 40-event engine request id on lane (after parent,
+// "" for none), requires it to be activated, and returns its body.
+func activate(t testing.TB, e *env, id, lane, parent string) []byte {
+	t.Helper()
+	body := engineBody(t, id, lane, parent, 40, nil)
+	e.publish(t, body, id)
+	if ev := onlyEvent(t, e.awaitOutcome(t, id)); ev.str("kind") != "activated" {
+		t.Fatalf("%s: %v", id, ev.Body)
+	}
+	return body
+}
+
+// withTrigger is body with its trigger replaced.
+func withTrigger(t testing.TB, body []byte, trigger string) []byte {
+	t.Helper()
+	var m map[string]any
+	mustJSON(t, body, &m)
+	m["trigger"] = trigger
+	return mustMarshal(t, m)
+}
+
 func (e *env) checkpoint(t testing.TB, id string) (*lanes.Checkpoint, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

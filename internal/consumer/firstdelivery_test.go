@@ -1,35 +1,16 @@
 package consumer
 
 import (
-	"fmt"
 	"sync/atomic"
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
-	"github.com/cairnhq/cairn/testenv"
 )
 
 // The first delivery of a local summarizer's request reads no ledger
 // (firstDelivery); these tests check that the outcomes it records are
 // still the ones a repeat finds.
-
-// resendAndSettle publishes body again without Nats-Msg-Id (as after the
-// duplicate window) and waits until the processor settled it.
-func resendAndSettle(t *testing.T, e *env, body []byte) {
-	t.Helper()
-	ack := e.publish(t, body, "")
-	testenv.Eventually(t, waitLong, func() error {
-		info, err := e.consumerInfo(t)
-		if err != nil {
-			return err
-		}
-		if info.AckFloor.Stream < ack.Sequence {
-			return fmt.Errorf("resend (seq %d) not settled yet (ack floor %d)", ack.Sequence, info.AckFloor.Stream)
-		}
-		return nil
-	})
-}
 
 // A failure on a first delivery claims the id with a marker before the
 // ledger records it, so a resend replays the failure and a different body
@@ -38,10 +19,7 @@ func TestFirstDeliveryFailureIsReplayed(t *testing.T) {
 	e := singleEnv(t)
 	e.realEngine = true
 	e.start(t, testConfig(), nil, nil)
-	var m map[string]any
-	mustJSON(t, engineBody(t, "fd-bad", "fd-bad", "", 40, nil), &m)
-	m["trigger"] = "whenever"
-	bad := mustMarshal(t, m)
+	bad := withTrigger(t, engineBody(t, "fd-bad", "fd-bad", "", 40, nil), "whenever")
 	e.publish(t, bad, "fd-bad")
 	failed := onlyEvent(t, e.awaitOutcome(t, "fd-bad"))
 	if failed.code() != errcode.InvalidRequest {
@@ -75,10 +53,7 @@ func TestFirstDeliverySkipIsReplayed(t *testing.T) {
 	e := singleEnv(t)
 	e.realEngine = true
 	e.start(t, testConfig(), nil, nil)
-	var m map[string]any
-	mustJSON(t, engineBody(t, "fd-skip", "fd-skip", "", 3, nil), &m)
-	m["trigger"] = "auto" // below its trigger: skipped
-	body := mustMarshal(t, m)
+	body := withTrigger(t, engineBody(t, "fd-skip", "fd-skip", "", 3, nil), "auto") // below its trigger: skipped
 	e.publish(t, body, "fd-skip")
 	skipped := onlyEvent(t, e.awaitOutcome(t, "fd-skip"))
 	if skipped.str("kind") != "skipped" {
@@ -102,20 +77,9 @@ func TestActivationBeyondTheHistoryLimitIsReplayed(t *testing.T) {
 	cfg := testConfig()
 	cfg.HistoryLimit = 1
 	e.start(t, cfg, nil, nil)
-	parent := ""
-	var first []byte
-	for i := range 3 {
-		id := fmt.Sprintf("fd-chain-%d", i)
-		body := engineBody(t, id, "fd-chain", parent, 40, nil)
-		if i == 0 {
-			first = body
-		}
-		e.publish(t, body, id)
-		if ev := onlyEvent(t, e.awaitOutcome(t, id)); ev.str("kind") != "activated" {
-			t.Fatalf("%s: %v", id, ev.Body)
-		}
-		parent = id
-	}
+	first := activate(t, e, "fd-chain-0", "fd-chain", "")
+	activate(t, e, "fd-chain-1", "fd-chain", "fd-chain-0")
+	activate(t, e, "fd-chain-2", "fd-chain", "fd-chain-1")
 	if en := e.ledgerEntry(t, "fd-chain-0"); en != nil {
 		t.Fatalf("a first delivery's activation wrote the ledger: %+v", en)
 	}
@@ -138,10 +102,7 @@ func TestAFailureKilledAfterItsMarkerEndsOnce(t *testing.T) {
 	var hit atomic.Bool
 	cfg.crashAt = func(s string) bool { return s == stepOutcomeMarked && hit.CompareAndSwap(false, true) }
 	first := e.start(t, cfg, nil, nil)
-	var m map[string]any
-	mustJSON(t, engineBody(t, "fd-kill", "fd-kill", "", 40, nil), &m)
-	m["trigger"] = "whenever"
-	bad := mustMarshal(t, m)
+	bad := withTrigger(t, engineBody(t, "fd-kill", "fd-kill", "", 40, nil), "whenever")
 	e.publish(t, bad, "fd-kill")
 	if err := first.wait(t); err == nil {
 		t.Fatal("processor did not stop at outcome_marked")

@@ -44,10 +44,7 @@ func TestRecentCheckpointsAreBounded(t *testing.T) {
 // cleared its head's records.
 func activateFirst(t *testing.T, e *env, id, lane string) {
 	t.Helper()
-	e.publish(t, engineBody(t, id, lane, "", 40, nil), id)
-	if ev := onlyEvent(t, e.awaitOutcome(t, id)); ev.str("kind") != "activated" {
-		t.Fatalf("%s: %v", id, ev.Body)
-	}
+	activate(t, e, id, lane, "")
 	testenv.Eventually(t, waitLong, func() error {
 		if h := e.head(t, laneOf(lane)); h == nil || len(h.Outbox) != 0 {
 			return fmt.Errorf("head %+v", h)
@@ -118,5 +115,33 @@ func TestAKeptHeadThatIsStaleIsNotTrusted(t *testing.T) {
 	e.publish(t, engineBody(t, "kh-2", "kh", "kh-1", 40, nil), "kh-2")
 	if ev := onlyEvent(t, e.awaitOutcome(t, "kh-2")); ev.code() != errcode.StaleHead {
 		t.Fatalf("a request on the first checkpoint: %v", ev.Body)
+	}
+}
+
+// A kept head is returned only once the relay reported its clear, and not
+// after it proved stale until the lane is committed again.
+func TestRecentHeadsNeedTheClearAndForget(t *testing.T) {
+	r := newRecentHeads()
+	h := &lanes.Head{CheckpointID: "c-1"}
+	r.committed("k", h, 5)
+	if _, _, ok := r.get("k"); ok {
+		t.Fatal("a head was returned before its clear")
+	}
+	r.cleared("k", 4, 6) // the clear of another revision
+	if _, _, ok := r.get("k"); ok {
+		t.Fatal("a head was returned after the clear of another revision")
+	}
+	r.cleared("k", 5, 6)
+	if got, rev, ok := r.get("k"); !ok || rev != 6 || got.CheckpointID != "c-1" || got == h {
+		t.Fatalf("after its clear: %+v at %d (%v); want a copy at 6", got, rev, ok)
+	}
+	r.forget("k")
+	if _, _, ok := r.get("k"); ok {
+		t.Fatal("a forgotten head was returned")
+	}
+	r.committed("k", h, 7)
+	r.cleared("k", 7, 8)
+	if _, rev, ok := r.get("k"); !ok || rev != 8 || len(r.order) != 1 {
+		t.Fatalf("committed again: revision %d (%v), %d keys in order", rev, ok, len(r.order))
 	}
 }

@@ -68,9 +68,13 @@ func (r *recentHeads) get(key string) (*lanes.Head, uint64, bool) {
 	return &h, e.cleared, true
 }
 
-// forget drops key: its kept head proved stale.
+// forget stops get from returning key's head, which proved stale, until
+// the processor commits the lane again. The entry keeps its place in the
+// order, so that every kept key is there once.
 func (r *recentHeads) forget(key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.byKey, key) // its entry in order goes when it reaches the front
+	if e, ok := r.byKey[key]; ok {
+		e.cleared = 0
+	}
 }

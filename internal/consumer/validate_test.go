@@ -1,7 +1,6 @@
 package consumer
 
 import (
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
-	"github.com/cairnhq/cairn/testenv"
 )
 
 // On a lane that already has a head, a request with its own mistake and a
@@ -84,17 +82,7 @@ func TestResendAfterDeadlineReplaysTheOutcome(t *testing.T) {
 		t.Fatalf("first: %v", first.Body)
 	}
 	clock.Add(int64(2 * time.Hour))
-	resend := e.publish(t, body, "") // without Nats-Msg-Id the stream keeps the resend
-	testenv.Eventually(t, waitLong, func() error {
-		info, err := e.consumerInfo(t)
-		if err != nil {
-			return err
-		}
-		if info.AckFloor.Stream < resend.Sequence {
-			return fmt.Errorf("the resend (#%d) is not settled yet", resend.Sequence)
-		}
-		return nil
-	})
+	resendAndSettle(t, e, body) // without Nats-Msg-Id the stream keeps the resend
 	for _, ev := range e.eventsFor(t, "dl-1") {
 		if ev.str("kind") != "activated" {
 			t.Fatalf("the resend after the deadline published %v", ev.Body)
@@ -175,14 +163,9 @@ func TestParentlessRequestOnALaneWithAHeadIsStale(t *testing.T) {
 	e := singleEnv(t)
 	e.realEngine = true
 	e.start(t, testConfig(), nil, nil)
-	e.publish(t, engineBody(t, "ph-1", "ph", "", 40, nil), "ph-1")
-	if ev := onlyEvent(t, e.awaitOutcome(t, "ph-1")); ev.str("kind") != "activated" {
-		t.Fatalf("first: %v", ev.Body)
-	}
-	var skippable map[string]any
-	mustJSON(t, engineBody(t, "ph-3", "ph", "", 3, nil), &skippable)
-	skippable["trigger"] = "auto" // below its trigger: the engine skips it
-	for id, body := range map[string][]byte{"ph-2": engineBody(t, "ph-2", "ph", "", 40, nil), "ph-3": mustMarshal(t, skippable)} {
+	activate(t, e, "ph-1", "ph", "")
+	skippable := withTrigger(t, engineBody(t, "ph-3", "ph", "", 3, nil), "auto") // below its trigger: the engine skips it
+	for id, body := range map[string][]byte{"ph-2": engineBody(t, "ph-2", "ph", "", 40, nil), "ph-3": skippable} {
 		e.publish(t, body, id)
 		ev := onlyEvent(t, e.awaitOutcome(t, id))
 		if ev.code() != errcode.StaleHead || ev.Body["error"].(map[string]any)["message"] != "parent_checkpoint_id is not the lane's active checkpoint" {

@@ -244,7 +244,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 // which reads no ledger, finds them; then it raises the ledger's marker.
 func upgradeLedger(ctx context.Context, js jetstream.JetStream, s *Stores, cfg jetstream.KeyValueConfig, o Options) error {
 	if o.MarkLedgerIDs == nil {
-		return fmt.Errorf("topology: the request ledger is of store format 2 or older and needs an upgrade, which this caller cannot run (Options.MarkLedgerIDs is nil); start cairn-processor serve on it once")
+		return fmt.Errorf("topology: the request ledger is of store format 2 or older and needs an upgrade, which this caller cannot run (Options.MarkLedgerIDs is nil); run `processor serve` on it once")
 	}
 	t0 := time.Now()
 	n, err := o.MarkLedgerIDs(ctx, s.Ledger, s.Checkpoints)
