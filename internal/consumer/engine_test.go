@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
+	"github.com/cairnhq/cairn/testenv"
 )
 
 // engineSpec builds a Request v1 that the real engine compacts with the
@@ -134,21 +136,31 @@ var _ LocalSummarizer = (*offline.Summarizer)(nil)
 func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 	e := singleEnv(t)
 	e.realEngine = true
+	// The remote summarizer answers only once the watch received
+	// summary_requested, which its stored plan replaces.
+	var watch *ledgerWatch
+	remote := &testSummarizer{inner: offline.New(offline.DefaultOptions()), fail: func(int64) error {
+		testenv.Eventually(t, waitLong, func() error {
+			if !watch.saw(ledger.SummaryRequested) {
+				return errors.New("summary_requested not seen yet")
+			}
+			return nil
+		})
+		return nil
+	}}
 	cases := []struct {
 		name string
 		s    engine.Summarizer
 		want []ledger.State
 	}{
 		{"local", offline.New(offline.DefaultOptions()), nil},
-		{"remote", &testSummarizer{inner: offline.New(offline.DefaultOptions())},
-			[]ledger.State{ledger.SummaryRequested, ledger.Stored, ledger.Activated}},
+		{"remote", remote, []ledger.State{ledger.SummaryRequested, ledger.Stored, ledger.Activated}},
 	}
 	for _, c := range cases {
 		r := e.start(t, testConfig(), nil, c.s)
 		id := "calls-" + c.name
-		states := func() []ledger.State { return nil }
 		if c.want != nil {
-			states = e.watchLedger(t, id)
+			watch = e.watchLedger(t, id)
 		}
 		e.publish(t, engineBody(t, id, "calls-"+c.name, "", 40, nil), id)
 		if ev := onlyEvent(t, e.awaitOutcome(t, id)); ev.str("kind") != "activated" {
@@ -158,8 +170,10 @@ func TestLedgerRecordsOnlyRemoteModelCalls(t *testing.T) {
 		if err := r.wait(t); err != nil {
 			t.Fatalf("%s: stop: %v", c.name, err)
 		}
-		if got := states(); !slices.Equal(got, c.want) {
-			t.Errorf("%s summarizer: ledger states %v, want %v", c.name, got, c.want)
+		if c.want != nil {
+			if got := watch.all(t); !slices.Equal(got, c.want) {
+				t.Errorf("%s summarizer: ledger states %v, want %v", c.name, got, c.want)
+			}
 		}
 		if en := e.ledgerEntry(t, id); c.want == nil && en != nil {
 			t.Errorf("%s summarizer: ledger entry %+v, want none", c.name, en)

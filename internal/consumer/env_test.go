@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -357,7 +359,7 @@ func (e *env) ledgerEntry(t testing.TB, id string) *ledger.Entry {
 // watchLedger follows a request's ledger entry from now on; the returned
 // function waits until the entry reached a terminal state and returns
 // every state it went through.
-func (e *env) watchLedger(t testing.TB, id string) (states func() []ledger.State) {
+func (e *env) watchLedger(t testing.TB, id string) *ledgerWatch {
 	t.Helper()
 	key, err := lanes.IDKey(id)
 	if err != nil {
@@ -379,25 +381,72 @@ func (e *env) watchLedger(t testing.TB, id string) (states func() []ledger.State
 	case <-ctx.Done():
 		t.Fatal("ledger watch did not start")
 	}
-	return func() []ledger.State {
-		t.Helper()
+	lw := &ledgerWatch{done: make(chan struct{})}
+	go func() {
+		defer close(lw.done)
 		defer cancel()
 		defer func() { _ = w.Stop() }()
-		var seen []ledger.State
 		for {
 			select {
 			case u := <-w.Updates():
 				var en ledger.Entry
-				mustJSON(t, u.Value(), &en)
-				seen = append(seen, en.State)
-				if en.State.Terminal() {
-					return seen
+				if err := json.Unmarshal(u.Value(), &en); err != nil {
+					lw.fail(fmt.Errorf("ledger entry of %s: %w", id, err))
+					return
+				}
+				if lw.add(en.State) {
+					return
 				}
 			case <-ctx.Done():
-				t.Fatalf("ledger of %s never reached a terminal state: %v", id, seen)
+				lw.fail(fmt.Errorf("ledger of %s never reached a terminal state", id))
+				return
 			}
 		}
+	}()
+	return lw
+}
+
+// ledgerWatch collects the states a request's ledger entry goes through,
+// up to a terminal one. The bucket keeps one revision per key, so a state
+// replaced before the watch received it is lost: a test that needs every
+// state holds the next write back until saw reports the one before.
+type ledgerWatch struct {
+	mu     sync.Mutex
+	states []ledger.State
+	err    error
+	done   chan struct{}
+}
+
+func (w *ledgerWatch) add(s ledger.State) (terminal bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.states = append(w.states, s)
+	return s.Terminal()
+}
+
+func (w *ledgerWatch) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.err = err
+}
+
+// saw reports whether the watch received state s.
+func (w *ledgerWatch) saw(s ledger.State) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Contains(w.states, s)
+}
+
+// all waits for a terminal state and returns every state seen.
+func (w *ledgerWatch) all(t testing.TB) []ledger.State {
+	t.Helper()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		t.Fatalf("%v (saw %v)", w.err, w.states)
 	}
+	return w.states
 }
 
 // onlyEvent asserts that evs holds exactly one event and returns it.

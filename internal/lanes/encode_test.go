@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnhq/cairn/internal/outbox"
 )
 
 // Head.Encode must give json.Marshal's bytes for every head. The values are
@@ -118,5 +120,53 @@ func fill(r *rand.Rand, v reflect.Value) {
 		v.Set(m)
 	default:
 		panic(fmt.Sprintf("fill: no random values of %s: add them", v.Type()))
+	}
+}
+
+// A record stores the checkpoint once: the plan's activated event, which
+// ends with the same checkpoint, is stored citing it and read back whole.
+// A plan whose first event does not end with the checkpoint (or has none)
+// is stored as it is. Bodies include bytes json.Marshal rewrites.
+func TestCheckpointRecordStoresTheCheckpointOnce(t *testing.T) {
+	for i, raw := range rawValues[1:] {
+		body := json.RawMessage(raw)
+		event, err := json.Marshal(struct {
+			Kind       string          `json:"kind"`
+			Checkpoint json.RawMessage `json:"checkpoint"`
+		}{"activated", body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, payload := range []json.RawMessage{event, json.RawMessage(`{"kind":"activated"}`)} {
+			c := &Checkpoint{ID: fmt.Sprint("cp-", i), Body: body, Plan: &Head{
+				CheckpointID: "cp", Outbox: []outbox.Record{{Subject: "a", EventID: "e", Payload: payload}, {Subject: "h", EventID: "j", Payload: json.RawMessage(`{}`)}},
+			}}
+			_, value, err := c.keyValue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cites := string(payload) == string(event)
+			encodedBody, _ := json.Marshal(body)
+			// (null and {} stand elsewhere in a record too.)
+			if n := strings.Count(string(value), string(encodedBody)); cites && ((len(encodedBody) > 4 && n != 1) || !strings.Contains(string(value), `"plan_cites_checkpoint":true`)) {
+				t.Errorf("body %s: the record holds the checkpoint %d times: %s", raw, n, value)
+			}
+			if !cites && strings.Contains(string(value), "plan_cites_checkpoint") {
+				t.Errorf("body %s: a plan without the checkpoint is marked as citing it: %s", raw, value)
+			}
+			got, err := decodeCheckpoint(value)
+			if err != nil {
+				t.Fatalf("body %s: %v", raw, err)
+			}
+			if got.PlanCitesCheckpoint || string(got.Plan.Outbox[0].Payload) != string(payload) || len(got.Plan.Outbox) != 2 {
+				t.Errorf("body %s: read back %+v, want the plan's event %s", raw, got.Plan.Outbox, payload)
+			}
+			if string(c.Plan.Outbox[0].Payload) != string(payload) {
+				t.Errorf("body %s: storing changed the caller's plan", raw)
+			}
+		}
+	}
+	if _, err := decodeCheckpoint([]byte(`{"checkpoint_id":"x","checkpoint":{},"plan":{"outbox":[]},"plan_cites_checkpoint":true}`)); err == nil {
+		t.Error("a record citing its checkpoint from a plan without events was read")
 	}
 }

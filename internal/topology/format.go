@@ -21,12 +21,16 @@ import (
 // request id the ledger holds has a record in the checkpoints bucket (its
 // checkpoint, or a marker, lanes.Checkpoint.OutcomeInLedger), and an
 // activation of such a request may leave no ledger entry. Ensure moves an
-// older store to format 3 by marking its ledger's ids (markLedger). A
-// store is moved to a new format only by raising StoreFormat in a release
-// that reads every older one.
+// older store to format 3 by marking its ledger's ids (markLedger).
+// Format 4 stores a checkpoint record's checkpoint once: its plan's
+// activated event cites it (lanes.Checkpoint.PlanCitesCheckpoint), which
+// a format 3 Cairn would publish with a null checkpoint; every older
+// record reads as it is, so moving to 4 rewrites nothing. A store is
+// moved to a new format only by raising StoreFormat in a release that
+// reads every older one.
 const (
 	// StoreFormat is the format this Cairn writes and the newest it reads.
-	StoreFormat = 3
+	StoreFormat = 4
 	// FormatKey names the marker in the metadata of every stream, bucket
 	// and object store Cairn owns.
 	FormatKey = "cairn_store_format"
