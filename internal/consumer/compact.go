@@ -116,7 +116,7 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	if rs.local && d.unrecorded() {
 		plan, err = p.storeLocalPlan(ctx, d, plan, cp)
 	} else {
-		err = p.recordPlan(ctx, d, plan, cp, rs.usageJSON())
+		plan, err = p.recordPlan(ctx, d, plan, cp, rs.usageJSON())
 	}
 	if err != nil {
 		return err
@@ -132,14 +132,15 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 }
 
 // recordPlan records the plan in the ledger (state stored) and stores its
-// checkpoint, both at once: the plan is what makes a redelivery repeat
-// these bytes instead of recomputing a checkpoint whose model output or
-// created_at would differ, and it decides what a checkpoint under this id
-// may be. A checkpoint whose plan never reached
-// the ledger (a crash between the two writes, or a concurrent delivery that
-// lost the ledger's compare-and-swap) is therefore a leftover no head
-// refers to, and the plan's holder replaces it (storeCheckpoint).
-func (p *Processor) recordPlan(ctx context.Context, d *delivery, plan *lanes.Head, cp *lanes.Checkpoint, usage json.RawMessage) error {
+// checkpoint, both at once, and returns the plan to activate: the plan is
+// what makes a redelivery repeat these bytes instead of recomputing a
+// checkpoint whose model output or created_at would differ, and it
+// decides what a checkpoint under this id may be. A checkpoint whose plan
+// never reached the ledger (a crash between the two writes, or a
+// concurrent delivery that lost the ledger's compare-and-swap) is
+// therefore a leftover no head refers to, and the plan's holder replaces
+// it; a local summarizer's plan there is adopted (storeRecordedCheckpoint).
+func (p *Processor) recordPlan(ctx context.Context, d *delivery, plan *lanes.Head, cp *lanes.Checkpoint, usage json.RawMessage) (*lanes.Head, error) {
 	var recordErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -154,15 +155,44 @@ func (p *Processor) recordPlan(ctx context.Context, d *delivery, plan *lanes.Hea
 	err := p.lanes.PutCheckpoint(ctx, cp)
 	wg.Wait()
 	if recordErr != nil {
-		return recordErr // never replace a checkpoint without holding its plan
+		return nil, recordErr // never replace a checkpoint without holding its plan
 	}
-	if errcode.Code(err) == errcode.CheckpointConflict {
-		err = p.lanes.ReplaceCheckpoint(ctx, cp)
+	if plan, err = p.storeRecordedCheckpoint(ctx, d, plan, cp, err); err != nil {
+		return nil, err
 	}
+	return plan, p.crashPoint(stepCheckpointStored)
+}
+
+// storeRecordedCheckpoint finishes storing the checkpoint of a plan the
+// ledger holds, given the insert's error, and returns the plan to
+// activate. A differing leftover under the id is replaced. A local
+// summarizer's plan stored with its checkpoint under the id is the
+// request's own, left by a replica of the other kind (a fleet switching
+// summarizers, whose local replica stopped before the head moved or was
+// still at work): its body decides (another body is request_id_conflict),
+// the ledger is rewritten to hold it, and it is the plan activated, so
+// that the request keeps one outcome.
+func (p *Processor) storeRecordedCheckpoint(ctx context.Context, d *delivery, plan *lanes.Head, cp *lanes.Checkpoint, insertErr error) (*lanes.Head, error) {
+	if errcode.Code(insertErr) != errcode.CheckpointConflict {
+		return plan, insertErr
+	}
+	err := p.lanes.ReplaceCheckpoint(ctx, cp)
+	if errcode.Code(err) != errcode.CheckpointConflict {
+		return plan, err
+	}
+	stored, readErr := p.lanes.GetCheckpoint(ctx, cp.ID)
+	if readErr != nil {
+		return nil, readErr
+	}
+	if stored == nil || stored.Plan == nil {
+		return nil, err
+	}
+	adopted, err := p.adoptPlan(d, stored)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return p.crashPoint(stepCheckpointStored)
+	err = p.updateEntry(ctx, d, func(e *ledger.Entry) { e.Plan, e.Checkpoint, e.HarvestCut = adopted, stored, nil })
+	return adopted, err
 }
 
 // storeLocalPlan stores the checkpoint of a plan a local summarizer made,
@@ -246,24 +276,14 @@ func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 		full.Outbox = append(slices.Clone(plan.Outbox), job)
 		plan = &full
 	}
-	if err := p.storeCheckpoint(ctx, cp); err != nil {
+	plan, err := p.storeRecordedCheckpoint(ctx, d, plan, cp, p.lanes.PutCheckpoint(ctx, cp))
+	if err != nil {
 		return err
 	}
 	if err := p.crashPoint(stepCheckpointStored); err != nil {
 		return err
 	}
 	return p.activate(ctx, d, plan)
-}
-
-// storeCheckpoint stores the checkpoint of the stored plan the caller
-// holds: insert-or-verify (a repeat writes the same bytes), and a differing
-// leftover under its id is replaced (see recordPlan).
-func (p *Processor) storeCheckpoint(ctx context.Context, cp *lanes.Checkpoint) error {
-	err := p.lanes.PutCheckpoint(ctx, cp)
-	if errcode.Code(err) == errcode.CheckpointConflict {
-		err = p.lanes.ReplaceCheckpoint(ctx, cp)
-	}
-	return err
 }
 
 // checkFence enforces the parent fence (docs/request.md, "Lanes, heads and

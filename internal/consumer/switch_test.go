@@ -1,8 +1,13 @@
 package consumer
 
 import (
+	"encoding/json"
+	"log/slog"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 )
 
@@ -27,5 +32,69 @@ func TestRemoteSummarizerReplaysALocalFirstDelivery(t *testing.T) {
 		if ev := onlyEvent(t, e.eventsFor(t, id)); ev.str("kind") != "activated" {
 			t.Errorf("%s: a resend to a remote summarizer published %s: %v", id, ev.str("kind"), ev.Body)
 		}
+	}
+}
+
+// startRemoteAt is startLocalAt with a remote summarizer (the offline one
+// behind testSummarizer, which is not a LocalSummarizer).
+func startRemoteAt(t *testing.T, e *env, ahead time.Duration, step string) *running {
+	t.Helper()
+	cfg := testConfig()
+	if step != "" {
+		var hit atomic.Bool
+		cfg.crashAt = func(s string) bool { return s == step && hit.CompareAndSwap(false, true) }
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	p, err := New(cfg, Deps{
+		JS: e.js, Stores: e.stores, Compactor: EngineCompactor{},
+		Summarizer: &testSummarizer{inner: offline.New(offline.DefaultOptions())},
+		Logger:     log, Now: func() time.Time { return time.Now().Add(ahead) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.run(t, p)
+}
+
+// A local summarizer stopped between its checkpoint (with its plan) and
+// the head's move, and a remote summarizer that gets the redelivery after
+// the switch: the remote one finds the plan under the request id when it
+// stores its own checkpoint, and activates that plan instead of failing
+// the request with checkpoint_conflict. The same holds when the remote
+// one also stops, after its own plan reached the ledger: the next
+// delivery resumes that plan and adopts the local one.
+func TestRemoteSummarizerAdoptsALocalPlan(t *testing.T) {
+	for _, remoteStop := range []string{"", stepLedgerStored} {
+		t.Run("remote stopped at "+remoteStop, func(t *testing.T) {
+			e := singleEnv(t)
+			e.realEngine = true
+			local := startLocalAt(t, e, 0, stepCheckpointStored)
+			body := engineBody(t, "adopted-1", "adopted", "", 40, nil)
+			e.publish(t, body, "adopted-1")
+			stopped(t, local)
+			cp, err := e.checkpoint(t, "adopted-1")
+			if err != nil || cp == nil || cp.Plan == nil {
+				t.Fatalf("stored checkpoint %+v (%v), want the local plan", cp, err)
+			}
+			if remoteStop != "" {
+				stopped(t, startRemoteAt(t, e, time.Hour, remoteStop))
+			}
+			remote := startRemoteAt(t, e, 2*time.Hour, "")
+			ev := onlyEvent(t, e.awaitOutcome(t, "adopted-1"))
+			if ev.str("kind") != "activated" {
+				t.Fatalf("the remote summarizer ended the request with %s: %v", ev.str("kind"), ev.Body)
+			}
+			raw, _ := json.Marshal(ev.Body["checkpoint"])
+			if got, want := storedCreatedAt(t, raw), storedCreatedAt(t, cp.Body); got != want {
+				t.Errorf("activated a checkpoint created at %s, want the local plan's (%s)", got, want)
+			}
+			awaitLedgerState(t, e, "adopted-1", ledger.Activated)
+			resendAndSettle(t, e, body) // a late resend gets the same outcome
+			finish(t, remote)
+			onlyEvent(t, e.eventsFor(t, "adopted-1"))
+			if h := e.head(t, laneOf("adopted")); h.HeadHash != cp.Hash {
+				t.Errorf("head hash %s, want the local plan's %s", h.HeadHash, cp.Hash)
+			}
+		})
 	}
 }
