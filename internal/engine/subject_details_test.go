@@ -295,24 +295,3 @@ func TestErrorsNameTheirSubject(t *testing.T) {
 		})
 	}
 }
-
-// equalJSON compares two decoded JSON values, lists element by element.
-func equalJSON(a, b any) bool {
-	la, okA := a.([]any)
-	lb, okB := b.([]any)
-	if okA != okB {
-		return false
-	}
-	if !okA {
-		return a == b
-	}
-	if len(la) != len(lb) {
-		return false
-	}
-	for i := range la {
-		if !equalJSON(la[i], lb[i]) {
-			return false
-		}
-	}
-	return true
-}

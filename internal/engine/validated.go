@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 )
@@ -80,11 +81,47 @@ func (rec *eventsRecord) matches(events []InputEvent) bool {
 	for i := range events {
 		e, t := &events[i], &rec.trees[i]
 		if scalarsOf(e) != rec.scalars[i] || !slices.Equal(e.ArtifactIDs, t.artifactIDs) ||
-			!reflect.DeepEqual(e.Provenance, t.provenance) || !reflect.DeepEqual(mapOrNil(e.Tool), t.tool) {
+			!equalJSON(e.Provenance, t.provenance) || !equalJSON(mapOrNil(e.Tool), t.tool) {
 			return false
 		}
 	}
 	return true
+}
+
+// equalJSON is reflect.DeepEqual for the trees canonical.Decode makes
+// (objects, lists, strings, json.Number, bool, null), by a type switch:
+// reflect.DeepEqual took 4 % of the processor's CPU on a generated
+// 100-event lane. Any other value is compared by reflect.DeepEqual.
+func equalJSON(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !equalJSON(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		return ok && (x == nil) == (y == nil) && slices.EqualFunc(x, y, equalJSON)
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // cloneJSON is a deep copy of v's objects and lists; any other value

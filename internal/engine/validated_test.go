@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -245,4 +246,24 @@ func changeTree(rng *rand.Rand, v any) string {
 		return fmt.Sprint(i, ": ", changeTree(rng, x[i]))
 	}
 	return "scalar"
+}
+
+// equalJSON agrees with reflect.DeepEqual on every pair of a set of JSON
+// trees and of values canonical.Decode never makes.
+func TestEqualJSONIsDeepEqual(t *testing.T) {
+	values := []any{
+		nil, true, false, "", "x", json.Number("1"), json.Number("1.0"), 1.0, int64(1),
+		map[string]any(nil), map[string]any{}, map[string]any{"a": nil}, map[string]any{"a": "x"},
+		map[string]any{"a": map[string]any{"b": []any{"x", json.Number("2")}}},
+		map[string]any{"a": map[string]any{"b": []any{"x", json.Number("3")}}},
+		map[string]any{"b": "x"}, []any(nil), []any{}, []any{nil}, []any{"x"}, []any{[]any{}},
+		[]string{"x"},
+	}
+	for _, a := range values {
+		for _, b := range values {
+			if got, want := equalJSON(a, b), reflect.DeepEqual(a, b); got != want {
+				t.Errorf("equalJSON(%#v, %#v) = %v, reflect.DeepEqual says %v", a, b, got, want)
+			}
+		}
+	}
 }
