@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
@@ -20,6 +21,18 @@ import (
 // when "").
 func startLocalAt(t *testing.T, e *env, ahead time.Duration, step string) *running {
 	t.Helper()
+	return startAt(t, e, ahead, step, offline.New(offline.DefaultOptions()))
+}
+
+// startRemoteAt is startLocalAt with a remote summarizer: the offline one
+// behind testSummarizer, which is not a LocalSummarizer.
+func startRemoteAt(t *testing.T, e *env, ahead time.Duration, step string) *running {
+	t.Helper()
+	return startAt(t, e, ahead, step, &testSummarizer{inner: offline.New(offline.DefaultOptions())})
+}
+
+func startAt(t *testing.T, e *env, ahead time.Duration, step string, s engine.Summarizer) *running {
+	t.Helper()
 	cfg := testConfig()
 	if step != "" {
 		var hit atomic.Bool
@@ -27,7 +40,7 @@ func startLocalAt(t *testing.T, e *env, ahead time.Duration, step string) *runni
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	p, err := New(cfg, Deps{
-		JS: e.js, Stores: e.stores, Compactor: EngineCompactor{}, Summarizer: offline.New(offline.DefaultOptions()),
+		JS: e.js, Stores: e.stores, Compactor: EngineCompactor{}, Summarizer: s,
 		Logger: log, Now: func() time.Time { return time.Now().Add(ahead) },
 	})
 	if err != nil {

@@ -2,8 +2,6 @@ package consumer
 
 import (
 	"encoding/json"
-	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,27 +31,6 @@ func TestRemoteSummarizerReplaysALocalFirstDelivery(t *testing.T) {
 			t.Errorf("%s: a resend to a remote summarizer published %s: %v", id, ev.str("kind"), ev.Body)
 		}
 	}
-}
-
-// startRemoteAt is startLocalAt with a remote summarizer (the offline one
-// behind testSummarizer, which is not a LocalSummarizer).
-func startRemoteAt(t *testing.T, e *env, ahead time.Duration, step string) *running {
-	t.Helper()
-	cfg := testConfig()
-	if step != "" {
-		var hit atomic.Bool
-		cfg.crashAt = func(s string) bool { return s == step && hit.CompareAndSwap(false, true) }
-	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	p, err := New(cfg, Deps{
-		JS: e.js, Stores: e.stores, Compactor: EngineCompactor{},
-		Summarizer: &testSummarizer{inner: offline.New(offline.DefaultOptions())},
-		Logger:     log, Now: func() time.Time { return time.Now().Add(ahead) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e.run(t, p)
 }
 
 // A local summarizer stopped between its checkpoint (with its plan) and
