@@ -2,11 +2,13 @@ package consumer
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
+	"github.com/cairnhq/cairn/testenv"
 )
 
 // A fleet that switches from a local summarizer to a remote one (stopping
@@ -73,5 +75,45 @@ func TestRemoteSummarizerAdoptsALocalPlan(t *testing.T) {
 				t.Errorf("head hash %s, want the local plan's %s", h.HeadHash, cp.Hash)
 			}
 		})
+	}
+}
+
+// Replicas of both kinds on one request stream, each request delivered
+// twice at once (a resend right behind it) so that the two copies race on
+// a local and a remote replica: every request ends activated, once, and
+// the lane's head is its checkpoint.
+func TestBothSummarizerKindsOnOneStream(t *testing.T) {
+	e := singleEnv(t)
+	e.realEngine = true
+	local := startLocalAt(t, e, 0, "")
+	remote := startRemoteAt(t, e, 0, "")
+	const n = 24
+	var last uint64
+	for i := range n {
+		id := fmt.Sprintf("both-%d", i)
+		body := engineBody(t, id, id, "", 40, nil)
+		e.publish(t, body, "")
+		last = e.publish(t, body, "").Sequence
+	}
+	testenv.Eventually(t, waitLong, func() error {
+		info, err := e.consumerInfo(t)
+		if err != nil {
+			return err
+		}
+		if info.AckFloor.Stream < last {
+			return fmt.Errorf("ack floor %d of %d", info.AckFloor.Stream, last)
+		}
+		return nil
+	})
+	finish(t, local)
+	finish(t, remote)
+	for i := range n {
+		id := fmt.Sprintf("both-%d", i)
+		if ev := onlyEvent(t, e.eventsFor(t, id)); ev.str("kind") != "activated" {
+			t.Errorf("%s ended %s: %v", id, ev.str("kind"), ev.Body)
+		}
+		if h := e.head(t, laneOf(id)); h == nil || h.CheckpointID != id || h.Generation != 1 {
+			t.Errorf("%s: head %+v, want its checkpoint at generation 1", id, h)
+		}
 	}
 }
