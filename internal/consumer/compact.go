@@ -267,6 +267,9 @@ func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 	if plan == nil || cp == nil {
 		return errcode.New(errcode.Internal, "stored request has no plan or checkpoint")
 	}
+	withBody := *plan
+	withBody.CheckpointBody = cp.Body
+	plan = &withBody
 	if len(cut) > 0 {
 		job, err := harvestRecord(d.req, d.req.RequestID, cut, d.streamSeq, d.traceparent)
 		if err != nil {
@@ -465,7 +468,7 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result) (*lanes.Hea
 	return &lanes.Head{
 		Lane: req.lane(), CheckpointID: req.RequestID, ParentCheckpointID: req.parent(), Generation: gen,
 		HeadHash: res.CheckpointHash, SemanticHash: res.SemanticHash, State: res.NextState, RootTurnID: req.RootTurnID,
-		Outbox: records, UpdatedAt: p.now(),
+		Outbox: records, UpdatedAt: p.now(), CheckpointBody: res.Checkpoint,
 	}, nil
 }
 
@@ -522,6 +525,11 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 		next := *plan
 		next.UpdatedAt = p.now()
 		if head != nil && len(head.Outbox) > 0 {
+			// Records still pending go on with the new head, whole: the
+			// new head cites only its own checkpoint.
+			if err := p.lanes.ResolveOutbox(ctx, head); err != nil {
+				return err
+			}
 			next.Outbox = append(append([]outbox.Record(nil), head.Outbox...), plan.Outbox...)
 		}
 		var err error

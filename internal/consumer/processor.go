@@ -88,15 +88,17 @@ func New(cfg Config, d Deps) (*Processor, error) {
 		d.Metrics = noMetrics{}
 	}
 	heads := newRecentHeads()
+	store := lanes.New(d.Stores.Heads, d.Stores.Checkpoints)
 	relayCfg := cfg.Relay
 	relayCfg.OnCleared = heads.cleared
+	relayCfg.Records = store.OutboxOf // a head's activated event cites its checkpoint
 	relay, err := outbox.NewRelay(d.Stores.Heads, d.JS, relayCfg, d.Logger)
 	if err != nil {
 		return nil, err
 	}
 	p := &Processor{
 		cfg: cfg, js: d.JS, stores: d.Stores,
-		lanes: lanes.New(d.Stores.Heads, d.Stores.Checkpoints), ledger: ledger.New(d.Stores.Ledger),
+		lanes: store, ledger: ledger.New(d.Stores.Ledger),
 		relay: relay, compactor: d.Compactor, summarizer: d.Summarizer,
 		log: d.Logger, now: d.Now, metrics: d.Metrics,
 		commits: newCommitGate(cfg.EffectiveCommitConcurrency()), recent: newRecentCheckpoints(), heads: heads,

@@ -45,8 +45,17 @@ type Head struct {
 	RootTurnID string `json:"root_turn_id,omitempty"`
 	// Outbox holds the records of this change until the relay publishes them.
 	Outbox []outbox.Record `json:"outbox"`
+	// OutboxCites, set only in a stored head, names (by event id) the
+	// outbox record whose checkpoint member is stored as null: it is the
+	// activated event of CheckpointID, and the checkpoint record holds its
+	// bytes (ResolveOutbox; see cite.go).
+	OutboxCites string `json:"outbox_cites,omitempty"`
 	// UpdatedAt is when the head last moved.
 	UpdatedAt time.Time `json:"updated_at"`
+	// CheckpointBody, in memory only, is the body of CheckpointID as its
+	// checkpoint record stores it. Given it, Advance stores the head's
+	// activated event without the checkpoint (OutboxCites).
+	CheckpointBody json.RawMessage `json:"-"`
 }
 
 // Encode returns h's stored value, the bytes json.Marshal gives for h. It
@@ -94,6 +103,10 @@ func (h *Head) appendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `,"outbox":`...)
 	if dst, err = outbox.AppendRecords(dst, h.Outbox); err != nil {
 		return dst, err
+	}
+	if h.OutboxCites != "" {
+		dst = append(dst, `,"outbox_cites":`...)
+		dst = rawjson.AppendString(dst, h.OutboxCites)
 	}
 	dst = append(dst, `,"updated_at":`...)
 	if dst, err = rawjson.AppendTime(dst, h.UpdatedAt); err != nil {
@@ -154,7 +167,7 @@ func (s *Store) Advance(ctx context.Context, lane Lane, expectedRevision uint64,
 	if err != nil {
 		return 0, err
 	}
-	value, err := h.Encode()
+	value, err := h.storedForm().Encode()
 	if err != nil {
 		return 0, err
 	}
@@ -220,64 +233,6 @@ func (c *Checkpoint) keyValue() (key string, value []byte, err error) {
 		return "", nil, errcode.Wrap(errcode.Internal, "encode checkpoint", err)
 	}
 	return key, value, nil
-}
-
-// citedCheckpoint is how the plan's activated event ends in a stored
-// record whose checkpoint it cites: the member that held the checkpoint,
-// null, and the event's closing brace.
-const citedCheckpoint = `"checkpoint":null}`
-
-// storedForm is c as its record stores it. The plan's activated event
-// embeds the checkpoint, byte for byte the record's own "checkpoint"
-// member (both are encoding/json's bytes for Body, and the event ends
-// with it); the record stores it once, in its own member, and the event
-// with a null there (PlanCitesCheckpoint). That was about a third of the
-// bytes a local summarizer's activation writes. A plan whose event does
-// not end with the checkpoint is stored as it is.
-func (c *Checkpoint) storedForm() *Checkpoint {
-	if c.Plan == nil || len(c.Plan.Outbox) == 0 || len(c.Body) == 0 {
-		return c
-	}
-	body, err := rawjson.AppendRaw(nil, c.Body)
-	if err != nil {
-		return c
-	}
-	first := c.Plan.Outbox[0]
-	if !endsWithCheckpoint(first.Payload, body) {
-		return c
-	}
-	member := len(first.Payload) - len(body) - len(`"checkpoint":}`)
-	first.Payload = append(first.Payload[:member:member], citedCheckpoint...)
-	plan := *c.Plan
-	plan.Outbox = append([]outbox.Record{first}, c.Plan.Outbox[1:]...)
-	stored := *c
-	stored.Plan, stored.PlanCitesCheckpoint = &plan, true
-	return &stored
-}
-
-// endsWithCheckpoint reports whether an event's payload ends with the
-// member "checkpoint" holding body.
-func endsWithCheckpoint(payload, body []byte) bool {
-	rest, closed := bytes.CutSuffix(payload, []byte("}"))
-	rest, found := bytes.CutSuffix(rest, body)
-	return closed && found && bytes.HasSuffix(rest, []byte(`"checkpoint":`))
-}
-
-// restoreCitedCheckpoint undoes storedForm on a decoded record: the plan's
-// activated event gets its checkpoint back.
-func (c *Checkpoint) restoreCitedCheckpoint() error {
-	if !c.PlanCitesCheckpoint {
-		return nil
-	}
-	c.PlanCitesCheckpoint = false
-	if c.Plan == nil || len(c.Plan.Outbox) == 0 || !bytes.HasSuffix(c.Plan.Outbox[0].Payload, []byte(citedCheckpoint)) {
-		return errors.New("the plan's first record does not cite the checkpoint")
-	}
-	payload := c.Plan.Outbox[0].Payload
-	prefix := payload[:len(payload)-len(`null}`)]
-	full := make([]byte, 0, len(prefix)+len(c.Body)+1)
-	c.Plan.Outbox[0].Payload = append(append(append(full, prefix...), c.Body...), '}')
-	return nil
 }
 
 // appendJSON appends the bytes json.Marshal gives for c, without its
@@ -510,6 +465,9 @@ func decodeCheckpoint(value []byte) (*Checkpoint, error) {
 	}
 	if err := c.restoreCitedCheckpoint(); err != nil {
 		return nil, errcode.Wrap(errcode.Internal, "stored checkpoint is corrupt", err)
+	}
+	if c.Plan != nil && c.Plan.CheckpointID == c.ID {
+		c.Plan.CheckpointBody = c.Body // the head it activates cites it
 	}
 	return &c, nil
 }

@@ -44,6 +44,10 @@ type RelayConfig struct {
 	// form, now at revision cleared: the writer may keep the value it
 	// handed over as the key's current one.
 	OnCleared func(key string, committed, cleared uint64)
+	// Records, when set, reads the pending records of a stored value
+	// instead of its outbox member as it is: for a value that stores part
+	// of a record elsewhere (a lane head cites its checkpoint).
+	Records func(ctx context.Context, value []byte) ([]Record, error)
 }
 
 // DefaultRelayConfig returns the configuration Cairn runs with.
@@ -346,7 +350,7 @@ func (r *Relay) Deliver(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("outbox: read %s: %w", key, err)
 	}
-	records, err := decodeRecords(entry.Value())
+	records, err := r.records(ctx, entry.Value())
 	if err != nil || len(records) == 0 {
 		return err
 	}
@@ -647,6 +651,14 @@ func hasRecords(value []byte) bool {
 		return dec.More()
 	}
 	return false
+}
+
+// records reads a value's pending records (RelayConfig.Records).
+func (r *Relay) records(ctx context.Context, value []byte) ([]Record, error) {
+	if r.cfg.Records != nil {
+		return r.cfg.Records(ctx, value)
+	}
+	return decodeRecords(value)
 }
 
 func decodeRecords(value []byte) ([]Record, error) {

@@ -22,10 +22,11 @@ import (
 // checkpoint, or a marker, lanes.Checkpoint.OutcomeInLedger), and an
 // activation of such a request may leave no ledger entry. Ensure moves an
 // older store to format 3 by marking its ledger's ids (markLedger).
-// Format 4 stores a checkpoint record's checkpoint once: its plan's
-// activated event cites it (lanes.Checkpoint.PlanCitesCheckpoint), which
-// a format 3 Cairn would publish with a null checkpoint; every older
-// record reads as it is, so moving to 4 rewrites nothing. A store is
+// Format 4 stores a checkpoint's bytes once, in its record: the record's
+// plan and the lane head store their activated event citing it
+// (lanes.Checkpoint.PlanCitesCheckpoint, lanes.Head.OutboxCites), which a
+// format 3 Cairn would publish with a null checkpoint; every older record
+// reads as it is, so moving to 4 rewrites nothing. A store is
 // moved to a new format only by raising StoreFormat in a release that
 // reads every older one.
 const (

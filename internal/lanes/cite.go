@@ -1,0 +1,154 @@
+package lanes
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/rawjson"
+)
+
+// A checkpoint's bytes are stored once, in its record (store format 4).
+// An activated event ends with the checkpoint it activates, byte for byte
+// the record's own "checkpoint" member (both are encoding/json's bytes for
+// the body); the plan inside the record and the lane head that carries the
+// event in its outbox store the event with that member null instead, and
+// say so (Checkpoint.PlanCitesCheckpoint, Head.OutboxCites). Reading them
+// puts the checkpoint back. Before, the checkpoint was about half of what
+// a local summarizer's activation wrote: once in its record, again in the
+// record's plan, again in the head.
+
+// cited is how a stored event that cites its checkpoint ends: the member
+// that held the checkpoint, null, and the event's closing brace.
+const cited = `"checkpoint":null}`
+
+// citeCheckpoint returns payload with its checkpoint member nulled, when
+// payload ends with the member "checkpoint" holding body (encoded as a
+// record stores it).
+func citeCheckpoint(payload, body []byte) ([]byte, bool) {
+	rest, closed := bytes.CutSuffix(payload, []byte("}"))
+	rest, found := bytes.CutSuffix(rest, body)
+	if !closed || !found || !bytes.HasSuffix(rest, []byte(`"checkpoint":`)) {
+		return nil, false
+	}
+	return append(rest[:len(rest):len(rest)], "null}"...), true
+}
+
+// restoreCheckpoint undoes citeCheckpoint.
+func restoreCheckpoint(payload, body []byte) ([]byte, error) {
+	prefix, ok := bytes.CutSuffix(payload, []byte("null}"))
+	if !ok || !bytes.HasSuffix(payload, []byte(cited)) {
+		return nil, errors.New("the event does not cite its checkpoint")
+	}
+	out := make([]byte, 0, len(prefix)+len(body)+1)
+	return append(append(append(out, prefix...), body...), '}'), nil
+}
+
+// storedForm is c as its record stores it: the plan's activated event
+// (its first record) cites the record's checkpoint. A plan whose event
+// does not end with the checkpoint is stored as it is.
+func (c *Checkpoint) storedForm() *Checkpoint {
+	if c.Plan == nil || len(c.Plan.Outbox) == 0 || len(c.Body) == 0 {
+		return c
+	}
+	body, err := rawjson.AppendRaw(nil, c.Body)
+	if err != nil {
+		return c
+	}
+	payload, ok := citeCheckpoint(c.Plan.Outbox[0].Payload, body)
+	if !ok {
+		return c
+	}
+	plan := *c.Plan
+	plan.Outbox = slices.Clone(c.Plan.Outbox)
+	plan.Outbox[0].Payload = payload
+	stored := *c
+	stored.Plan, stored.PlanCitesCheckpoint = &plan, true
+	return &stored
+}
+
+// restoreCitedCheckpoint undoes storedForm on a decoded record.
+func (c *Checkpoint) restoreCitedCheckpoint() error {
+	if !c.PlanCitesCheckpoint {
+		return nil
+	}
+	c.PlanCitesCheckpoint = false
+	if c.Plan == nil || len(c.Plan.Outbox) == 0 {
+		return errors.New("the plan has no event to cite the checkpoint")
+	}
+	payload, err := restoreCheckpoint(c.Plan.Outbox[0].Payload, c.Body)
+	c.Plan.Outbox[0].Payload = payload
+	return err
+}
+
+// storedForm is h as the heads bucket stores it: the outbox record that
+// ends with CheckpointBody cites it. Without CheckpointBody, or without
+// such a record (records carried from an earlier head end with other
+// checkpoints), h is stored as it is.
+func (h *Head) storedForm() *Head {
+	if len(h.CheckpointBody) == 0 || h.OutboxCites != "" {
+		return h
+	}
+	body, err := rawjson.AppendRaw(nil, h.CheckpointBody)
+	if err != nil {
+		return h
+	}
+	for i, r := range h.Outbox {
+		if payload, ok := citeCheckpoint(r.Payload, body); ok {
+			stored := *h
+			stored.Outbox = slices.Clone(h.Outbox)
+			stored.Outbox[i].Payload = payload
+			stored.OutboxCites = r.EventID
+			return &stored
+		}
+	}
+	return h
+}
+
+// ResolveOutbox puts the checkpoint back into the outbox record a stored
+// head cites it from (OutboxCites), reading the checkpoint record. A head
+// whose cited record was cleared needs no read.
+func (s *Store) ResolveOutbox(ctx context.Context, h *Head) error {
+	if h.OutboxCites == "" {
+		return nil
+	}
+	i := slices.IndexFunc(h.Outbox, func(r outbox.Record) bool { return r.EventID == h.OutboxCites })
+	if i < 0 {
+		h.OutboxCites = ""
+		return nil
+	}
+	cp, err := s.GetCheckpoint(ctx, h.CheckpointID)
+	if err != nil {
+		return err
+	}
+	if cp == nil || cp.IsMarker() {
+		return errcode.WithDetails(errcode.Internal, "the checkpoint a lane head's event cites is not stored",
+			map[string]any{"checkpoint_id": h.CheckpointID})
+	}
+	payload, err := restoreCheckpoint(h.Outbox[i].Payload, cp.Body)
+	if err != nil {
+		return errcode.Wrap(errcode.Internal, "lane head is corrupt", err)
+	}
+	h.Outbox = slices.Clone(h.Outbox)
+	h.Outbox[i].Payload = payload
+	h.OutboxCites = ""
+	return nil
+}
+
+// OutboxOf returns the pending records of a stored lane head value, the
+// cited checkpoint put back: the relay's RelayConfig.Records.
+func (s *Store) OutboxOf(ctx context.Context, value []byte) ([]outbox.Record, error) {
+	var h Head
+	if err := json.Unmarshal(value, &h); err != nil {
+		return nil, fmt.Errorf("lanes: lane head is corrupt: %w", err)
+	}
+	if err := s.ResolveOutbox(ctx, &h); err != nil {
+		return nil, err
+	}
+	return h.Outbox, nil
+}
