@@ -576,10 +576,14 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 	var err error
 	if !d.fast { // a fast activation's record is its checkpoint with the plan
 		outcome := plan.Outbox[0]
+		cited, cites := lanes.CiteCheckpoint(outcome.Payload, plan.CheckpointBody)
 		err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
 			e.State, e.Outcome, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Activated, &outcome, nil, nil, nil
-			if d.planInCheckpoint {
+			switch {
+			case d.planInCheckpoint:
 				e.Outcome, e.OutcomeInCheckpoint = nil, true
+			case cites && len(plan.CheckpointBody) > 0: // the checkpoint record holds it
+				e.Outcome.Payload, e.OutcomeCitesCheckpoint = cited, true
 			}
 			closeAttempt(e, nil)
 		})

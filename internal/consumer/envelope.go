@@ -300,12 +300,14 @@ func typeError(field, expected string) *errcode.Error {
 
 // The rehydration state a request may carry is bounded below the
 // engine's 1 MiB by the server's max_payload: the checkpoint carries the
-// state verbatim, and the ledger entry of a stored request holds the
-// checkpoint twice (itself, and inside its plan's activated event) in one
-// message. rehydrationReserve is kept for the rest of those two copies:
-// two summaries of the default semantic_max_bytes (128 KiB) and 64 KiB of
-// ids, hashes and accounting. With the default 1 MiB max_payload the
-// limit is 352 KiB.
+// state verbatim. The bound was set when the ledger entry of a stored
+// request held the checkpoint twice in one message (itself, and inside its
+// plan's activated event); since store format 4 every message holds it
+// once, and the bound is kept so that what a producer may send does not
+// change with the store. rehydrationReserve is kept for the rest of those
+// two copies: two summaries of the default semantic_max_bytes (128 KiB)
+// and 64 KiB of ids, hashes and accounting. With the default 1 MiB
+// max_payload the limit is 352 KiB.
 const (
 	rehydrationReserve       = 320 << 10
 	engineMaxRehydration     = 1 << 20

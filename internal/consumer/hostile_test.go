@@ -275,8 +275,9 @@ func TestRehydrationLimitIsStorable(t *testing.T) {
 	}
 }
 
-// hugeCheckpointCompactor pads every checkpoint past what a ledger entry
-// can hold (the checkpoint and its activated event in one message).
+// hugeCheckpointCompactor pads every checkpoint past what any message can
+// hold: the checkpoint record, the ledger entry and the event each carry it
+// once, and the server's max_payload is 1 MiB.
 type hugeCheckpointCompactor struct{ testCompactor }
 
 func (c hugeCheckpointCompactor) Compact(ctx context.Context, in Input, s engine.Summarizer, now time.Time) (*Result, error) {
@@ -288,7 +289,7 @@ func (c hugeCheckpointCompactor) Compact(ctx context.Context, in Input, s engine
 	if err := json.Unmarshal(res.Checkpoint, &m); err != nil {
 		return nil, err
 	}
-	m["padding"] = strings.Repeat("p", 600<<10)
+	m["padding"] = strings.Repeat("p", 1100<<10)
 	if res.Checkpoint, err = json.Marshal(m); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,28 @@ import (
 // that held the checkpoint, null, and the event's closing brace.
 const cited = `"checkpoint":null}`
 
+// CiteCheckpoint returns an event's payload with its checkpoint member
+// null, when the payload ends with the member "checkpoint" holding body;
+// RestoreCheckpoint gives it back. The request ledger cites a remote
+// summarizer's checkpoint this way.
+func CiteCheckpoint(payload, body json.RawMessage) (json.RawMessage, bool) {
+	encoded, err := rawjson.AppendRaw(nil, body)
+	if err != nil {
+		return nil, false
+	}
+	return citeCheckpoint(payload, encoded)
+}
+
+// RestoreCheckpoint puts body back into a payload CiteCheckpoint cited,
+// body as a checkpoint record stores it.
+func RestoreCheckpoint(payload, body json.RawMessage) (json.RawMessage, error) {
+	encoded, err := rawjson.AppendRaw(nil, body)
+	if err != nil {
+		return nil, err
+	}
+	return restoreCheckpoint(payload, encoded)
+}
+
 // citeCheckpoint returns payload with its checkpoint member nulled, when
 // payload ends with the member "checkpoint" holding body (encoded as a
 // record stores it).

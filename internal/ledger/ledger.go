@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -97,8 +98,16 @@ type Entry struct {
 	// outcome is the first record of the plan stored with the request's
 	// checkpoint (a local summarizer's): the ledger does not write the
 	// activated event a second time.
-	OutcomeInCheckpoint bool      `json:"outcome_in_checkpoint,omitempty"`
-	UpdatedAt           time.Time `json:"updated_at"`
+	OutcomeInCheckpoint bool `json:"outcome_in_checkpoint,omitempty"`
+	// PlanCitesCheckpoint and OutcomeCitesCheckpoint, set only in a stored
+	// entry, say that the plan's activated event, or the outcome, is stored
+	// with a null checkpoint: Checkpoint holds it (the plan's, which Get
+	// puts back), or the checkpoint record of RequestID (the outcome's,
+	// which its reader puts back with lanes.RestoreCheckpoint). So a
+	// checkpoint's bytes are stored once per entry, not twice.
+	PlanCitesCheckpoint    bool      `json:"plan_cites_checkpoint,omitempty"`
+	OutcomeCitesCheckpoint bool      `json:"outcome_cites_checkpoint,omitempty"`
+	UpdatedAt              time.Time `json:"updated_at"`
 }
 
 // ContentHash returns the hash the ledger compares: SHA-256 of the raw body
@@ -159,6 +168,9 @@ func (l *Ledger) Get(ctx context.Context, requestID string) (*Entry, uint64, err
 	if err := json.Unmarshal(entry.Value(), &e); err != nil {
 		return nil, 0, errcode.Wrap(errcode.Internal, "ledger entry is corrupt", err)
 	}
+	if err := e.restorePlan(); err != nil {
+		return nil, 0, errcode.Wrap(errcode.Internal, "ledger entry is corrupt", err)
+	}
 	return &e, entry.Revision(), nil
 }
 
@@ -169,7 +181,7 @@ func (l *Ledger) Put(ctx context.Context, e *Entry, revision uint64) (uint64, er
 	if err != nil {
 		return 0, err
 	}
-	value, err := json.Marshal(e)
+	value, err := json.Marshal(e.storedForm())
 	if err != nil {
 		return 0, errcode.Wrap(errcode.Internal, "encode ledger entry", err)
 	}
@@ -186,4 +198,37 @@ func (l *Ledger) Put(ctx context.Context, e *Entry, revision uint64) (uint64, er
 		return 0, fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	return 0, fmt.Errorf("ledger: write: %w", err)
+}
+
+// storedForm is e as the ledger stores it: a plan's activated event cites
+// the entry's checkpoint (PlanCitesCheckpoint).
+func (e *Entry) storedForm() *Entry {
+	if e.Plan == nil || e.Checkpoint == nil || len(e.Plan.Outbox) == 0 || e.PlanCitesCheckpoint {
+		return e
+	}
+	payload, ok := lanes.CiteCheckpoint(e.Plan.Outbox[0].Payload, e.Checkpoint.Body)
+	if !ok {
+		return e
+	}
+	plan := *e.Plan
+	plan.Outbox = slices.Clone(e.Plan.Outbox)
+	plan.Outbox[0].Payload = payload
+	stored := *e
+	stored.Plan, stored.PlanCitesCheckpoint = &plan, true
+	return &stored
+}
+
+// restorePlan undoes storedForm on a decoded entry.
+func (e *Entry) restorePlan() error {
+	if !e.PlanCitesCheckpoint {
+		return nil
+	}
+	e.PlanCitesCheckpoint = false
+	if e.Plan == nil || e.Checkpoint == nil || len(e.Plan.Outbox) == 0 {
+		return errors.New("the entry cites a checkpoint it does not hold")
+	}
+	payload, err := lanes.RestoreCheckpoint(e.Plan.Outbox[0].Payload, e.Checkpoint.Body)
+	e.Plan.Outbox[0].Payload = payload
+	e.Plan.CheckpointBody = e.Checkpoint.Body
+	return err
 }

@@ -23,8 +23,9 @@ import (
 // activation of such a request may leave no ledger entry. Ensure moves an
 // older store to format 3 by marking its ledger's ids (markLedger).
 // Format 4 stores a checkpoint's bytes once, in its record: the record's
-// plan and the lane head store their activated event citing it
-// (lanes.Checkpoint.PlanCitesCheckpoint, lanes.Head.OutboxCites), which a
+// plan, the lane head and the request ledger store their activated event
+// citing it (lanes.Checkpoint.PlanCitesCheckpoint, lanes.Head.OutboxCites,
+// ledger.Entry.PlanCitesCheckpoint and OutcomeCitesCheckpoint), which a
 // format 3 Cairn would publish with a null checkpoint; every older record
 // reads as it is, so moving to 4 rewrites nothing. A store is
 // moved to a new format only by raising StoreFormat in a release that
