@@ -71,26 +71,44 @@ func restoreCheckpoint(payload, body []byte) ([]byte, error) {
 	return append(append(append(out, prefix...), body...), '}'), nil
 }
 
+// CiteFirst returns a copy of plan h whose first record, its activated
+// event, cites body (the checkpoint it activates), or false when that
+// event does not end with body. RestoreFirst undoes it.
+func (h *Head) CiteFirst(body json.RawMessage) (*Head, bool) {
+	if h == nil || len(h.Outbox) == 0 || len(body) == 0 {
+		return nil, false
+	}
+	payload, ok := CiteCheckpoint(h.Outbox[0].Payload, body)
+	if !ok {
+		return nil, false
+	}
+	plan := *h
+	plan.Outbox = slices.Clone(h.Outbox)
+	plan.Outbox[0].Payload = payload
+	return &plan, true
+}
+
+// RestoreFirst puts body back into the first record of a plan that
+// CiteFirst cited.
+func (h *Head) RestoreFirst(body json.RawMessage) error {
+	if len(h.Outbox) == 0 {
+		return errors.New("the plan has no event to cite the checkpoint")
+	}
+	payload, err := RestoreCheckpoint(h.Outbox[0].Payload, body)
+	h.Outbox[0].Payload = payload
+	return err
+}
+
 // storedForm is c as its record stores it: the plan's activated event
-// (its first record) cites the record's checkpoint. A plan whose event
-// does not end with the checkpoint is stored as it is.
+// cites the record's checkpoint. A plan whose event does not end with the
+// checkpoint is stored as it is.
 func (c *Checkpoint) storedForm() *Checkpoint {
-	if c.Plan == nil || len(c.Plan.Outbox) == 0 || len(c.Body) == 0 {
-		return c
-	}
-	body, err := rawjson.AppendRaw(nil, c.Body)
-	if err != nil {
-		return c
-	}
-	payload, ok := citeCheckpoint(c.Plan.Outbox[0].Payload, body)
+	plan, ok := c.Plan.CiteFirst(c.Body)
 	if !ok {
 		return c
 	}
-	plan := *c.Plan
-	plan.Outbox = slices.Clone(c.Plan.Outbox)
-	plan.Outbox[0].Payload = payload
 	stored := *c
-	stored.Plan, stored.PlanCitesCheckpoint = &plan, true
+	stored.Plan, stored.PlanCitesCheckpoint = plan, true
 	return &stored
 }
 
@@ -100,12 +118,10 @@ func (c *Checkpoint) restoreCitedCheckpoint() error {
 		return nil
 	}
 	c.PlanCitesCheckpoint = false
-	if c.Plan == nil || len(c.Plan.Outbox) == 0 {
-		return errors.New("the plan has no event to cite the checkpoint")
+	if c.Plan == nil {
+		return errors.New("the record cites its checkpoint without a plan")
 	}
-	payload, err := restoreCheckpoint(c.Plan.Outbox[0].Payload, c.Body)
-	c.Plan.Outbox[0].Payload = payload
-	return err
+	return c.Plan.RestoreFirst(c.Body)
 }
 
 // storedForm is h as the heads bucket stores it: the outbox record that

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -203,18 +202,15 @@ func (l *Ledger) Put(ctx context.Context, e *Entry, revision uint64) (uint64, er
 // storedForm is e as the ledger stores it: a plan's activated event cites
 // the entry's checkpoint (PlanCitesCheckpoint).
 func (e *Entry) storedForm() *Entry {
-	if e.Plan == nil || e.Checkpoint == nil || len(e.Plan.Outbox) == 0 || e.PlanCitesCheckpoint {
+	if e.Checkpoint == nil || e.PlanCitesCheckpoint {
 		return e
 	}
-	payload, ok := lanes.CiteCheckpoint(e.Plan.Outbox[0].Payload, e.Checkpoint.Body)
+	plan, ok := e.Plan.CiteFirst(e.Checkpoint.Body)
 	if !ok {
 		return e
 	}
-	plan := *e.Plan
-	plan.Outbox = slices.Clone(e.Plan.Outbox)
-	plan.Outbox[0].Payload = payload
 	stored := *e
-	stored.Plan, stored.PlanCitesCheckpoint = &plan, true
+	stored.Plan, stored.PlanCitesCheckpoint = plan, true
 	return &stored
 }
 
@@ -224,11 +220,9 @@ func (e *Entry) restorePlan() error {
 		return nil
 	}
 	e.PlanCitesCheckpoint = false
-	if e.Plan == nil || e.Checkpoint == nil || len(e.Plan.Outbox) == 0 {
+	if e.Plan == nil || e.Checkpoint == nil {
 		return errors.New("the entry cites a checkpoint it does not hold")
 	}
-	payload, err := lanes.RestoreCheckpoint(e.Plan.Outbox[0].Payload, e.Checkpoint.Body)
-	e.Plan.Outbox[0].Payload = payload
 	e.Plan.CheckpointBody = e.Checkpoint.Body
-	return err
+	return e.Plan.RestoreFirst(e.Checkpoint.Body)
 }
