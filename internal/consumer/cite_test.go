@@ -1,7 +1,6 @@
 package consumer
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -28,13 +27,7 @@ func TestHeadCitesItsCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	entry, err := e.stores.Heads.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	value := string(entry.Value())
+	value := storedValue(t, e.stores.Heads, key)
 	if !strings.Contains(value, `"checkpoint":null}`) || !strings.Contains(value, `"outbox_cites":"cites-1:activated"`) ||
 		strings.Contains(value, string(cp.Body)) {
 		t.Fatalf("the head stores its event's checkpoint (%d bytes, checkpoint %d): %.300s", len(value), len(cp.Body), value)

@@ -582,7 +582,7 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 			switch {
 			case d.planInCheckpoint:
 				e.Outcome, e.OutcomeInCheckpoint = nil, true
-			case cites && len(plan.CheckpointBody) > 0: // the checkpoint record holds it
+			case cites: // the checkpoint record holds it
 				e.Outcome.Payload, e.OutcomeCitesCheckpoint = cited, true
 			}
 			closeAttempt(e, nil)

@@ -162,17 +162,7 @@ func contractRepeat(t *testing.T, e *env) {
 	}
 	// Without the header the stream keeps it, as after the window: the ledger
 	// must make it a no-op that republishes the same outcome.
-	ack := e.publish(t, e.body(spec), "")
-	testenv.Eventually(t, waitLong, func() error {
-		info, err := e.consumerInfo(t)
-		if err != nil {
-			return err
-		}
-		if info.AckFloor.Stream < ack.Sequence {
-			return fmt.Errorf("resend (seq %d) not settled yet (ack floor %d)", ack.Sequence, info.AckFloor.Stream)
-		}
-		return nil
-	})
+	resendAndSettle(t, e, e.body(spec))
 	again := onlyEvent(t, e.eventsFor(t, spec.id))
 	if again.MsgID != first.MsgID {
 		t.Fatalf("outcome id changed: %s then %s", first.MsgID, again.MsgID)

@@ -265,17 +265,10 @@ func (p *Processor) readHead(ctx context.Context, d *delivery) (wait func()) {
 func (p *Processor) replay(ctx context.Context, entry *ledger.Entry) error {
 	outcome := entry.Outcome
 	if outcome != nil && entry.OutcomeCitesCheckpoint {
-		cp, err := p.lanes.GetCheckpoint(ctx, entry.RequestID)
-		if err != nil {
-			return err
-		}
-		if cp == nil || cp.IsMarker() {
-			return errcode.WithDetails(errcode.Internal, "the checkpoint a recorded outcome cites is not stored",
-				map[string]any{"request_id": entry.RequestID})
-		}
 		whole := *outcome
-		if whole.Payload, err = lanes.RestoreCheckpoint(outcome.Payload, cp.Body); err != nil {
-			return errcode.Wrap(errcode.Internal, "ledger entry is corrupt", err)
+		var err error
+		if whole.Payload, err = p.lanes.RestoreFromRecord(ctx, entry.RequestID, outcome.Payload); err != nil {
+			return err
 		}
 		outcome = &whole
 	}

@@ -472,17 +472,35 @@ func (e *env) consumerInfo(t testing.TB) (*jetstream.ConsumerInfo, error) {
 // duplicate window) and waits until the processor settled it.
 func resendAndSettle(t testing.TB, e *env, body []byte) {
 	t.Helper()
-	ack := e.publish(t, body, "")
+	e.awaitSettled(t, e.publish(t, body, "").Sequence)
+}
+
+// awaitSettled waits until the processor settled every request up to the
+// stream sequence seq.
+func (e *env) awaitSettled(t testing.TB, seq uint64) {
+	t.Helper()
 	testenv.Eventually(t, waitLong, func() error {
 		info, err := e.consumerInfo(t)
 		if err != nil {
 			return err
 		}
-		if info.AckFloor.Stream < ack.Sequence {
-			return fmt.Errorf("resend (seq %d) not settled yet (ack floor %d)", ack.Sequence, info.AckFloor.Stream)
+		if info.AckFloor.Stream < seq {
+			return fmt.Errorf("request at seq %d not settled yet (ack floor %d)", seq, info.AckFloor.Stream)
 		}
 		return nil
 	})
+}
+
+// storedValue is the value stored under key in kv, as its bytes.
+func storedValue(t testing.TB, kv jetstream.KeyValue, key string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	entry, err := kv.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(entry.Value())
 }
 
 // activate publishes a 40-event engine request id on lane (after parent,

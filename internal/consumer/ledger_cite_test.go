@@ -1,7 +1,6 @@
 package consumer
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,13 +19,7 @@ func rawLedger(t *testing.T, e *env, id string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	entry, err := e.stores.Ledger.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(entry.Value())
+	return storedValue(t, e.stores.Ledger, key)
 }
 
 // checkpointOf is the checkpoint member of an activated event's payload.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
-	"github.com/cairnhq/cairn/testenv"
 )
 
 // A fleet that switches from a local summarizer to a remote one (stopping
@@ -95,16 +94,7 @@ func TestBothSummarizerKindsOnOneStream(t *testing.T) {
 		e.publish(t, body, "")
 		last = e.publish(t, body, "").Sequence
 	}
-	testenv.Eventually(t, waitLong, func() error {
-		info, err := e.consumerInfo(t)
-		if err != nil {
-			return err
-		}
-		if info.AckFloor.Stream < last {
-			return fmt.Errorf("ack floor %d of %d", info.AckFloor.Stream, last)
-		}
-		return nil
-	})
+	e.awaitSettled(t, last)
 	finish(t, local)
 	finish(t, remote)
 	for i := range n {

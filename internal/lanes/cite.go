@@ -32,6 +32,9 @@ const cited = `"checkpoint":null}`
 // RestoreCheckpoint gives it back. The request ledger cites a remote
 // summarizer's checkpoint this way.
 func CiteCheckpoint(payload, body json.RawMessage) (json.RawMessage, bool) {
+	if len(body) == 0 {
+		return nil, false
+	}
 	encoded, err := rawjson.AppendRaw(nil, body)
 	if err != nil {
 		return nil, false
@@ -75,7 +78,7 @@ func restoreCheckpoint(payload, body []byte) ([]byte, error) {
 // event, cites body (the checkpoint it activates), or false when that
 // event does not end with body. RestoreFirst undoes it.
 func (h *Head) CiteFirst(body json.RawMessage) (*Head, bool) {
-	if h == nil || len(h.Outbox) == 0 || len(body) == 0 {
+	if h == nil || len(h.Outbox) == 0 {
 		return nil, false
 	}
 	payload, ok := CiteCheckpoint(h.Outbox[0].Payload, body)
@@ -160,22 +163,32 @@ func (s *Store) ResolveOutbox(ctx context.Context, h *Head) error {
 		h.OutboxCites = ""
 		return nil
 	}
-	cp, err := s.GetCheckpoint(ctx, h.CheckpointID)
+	payload, err := s.RestoreFromRecord(ctx, h.CheckpointID, h.Outbox[i].Payload)
 	if err != nil {
 		return err
-	}
-	if cp == nil || cp.IsMarker() {
-		return errcode.WithDetails(errcode.Internal, "the checkpoint a lane head's event cites is not stored",
-			map[string]any{"checkpoint_id": h.CheckpointID})
-	}
-	payload, err := restoreCheckpoint(h.Outbox[i].Payload, cp.Body)
-	if err != nil {
-		return errcode.Wrap(errcode.Internal, "lane head is corrupt", err)
 	}
 	h.Outbox = slices.Clone(h.Outbox)
 	h.Outbox[i].Payload = payload
 	h.OutboxCites = ""
 	return nil
+}
+
+// RestoreFromRecord puts the checkpoint back into an event that cites
+// the checkpoint record of id, reading the record.
+func (s *Store) RestoreFromRecord(ctx context.Context, id string, payload json.RawMessage) (json.RawMessage, error) {
+	cp, err := s.GetCheckpoint(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if cp == nil || cp.IsMarker() {
+		return nil, errcode.WithDetails(errcode.Internal, "the checkpoint an event cites is not stored",
+			map[string]any{"checkpoint_id": id})
+	}
+	whole, err := restoreCheckpoint(payload, cp.Body)
+	if err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "a stored event's citation is corrupt", err)
+	}
+	return whole, nil
 }
 
 // OutboxOf returns the pending records of a stored lane head value, the
