@@ -367,11 +367,13 @@ func PublishedAt(ctx context.Context, js StreamLookup, ack *jetstream.PubAck) (t
 	return msg.Time, nil
 }
 
-// storedMsg reads the message ack acknowledged.
+// storedMsg reads the message ack acknowledged. A replica that has not yet
+// stored it may answer first, so a miss is read again for a while
+// (streamread.MsgAt).
 func storedMsg(ctx context.Context, js StreamLookup, ack *jetstream.PubAck) (*jetstream.RawStreamMsg, error) {
 	str, err := js.Stream(ctx, ack.Stream)
 	if err != nil {
 		return nil, err
 	}
-	return str.GetMsg(ctx, ack.Sequence)
+	return streamread.MsgAt(ctx, str, ack.Sequence)
 }

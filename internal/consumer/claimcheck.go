@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/streamread"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -80,16 +80,6 @@ func countArray(raw []byte, limit int) (int, error) {
 	return n, err
 }
 
-// objectLagWaits are the pauses between reads of an events object the
-// store says is not there. A reader may be answered by a replica that has
-// not yet applied the producer's put (Object Store metadata is read with
-// direct get), so "not found" is final only once it has persisted for
-// about 2 s; a truly missing object fails that much later.
-var objectLagWaits = []time.Duration{
-	25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
-	400 * time.Millisecond, 600 * time.Millisecond, 600 * time.Millisecond,
-}
-
 func (p *Processor) readEventsObject(ctx context.Context, name string) (json.RawMessage, error) {
 	missing := func(err error) error {
 		return errcode.WithDetails(errcode.EventsObjectMissing, "events_object does not name a stored object",
@@ -99,7 +89,7 @@ func (p *Processor) readEventsObject(ctx context.Context, name string) (json.Raw
 		return nil, missing(errors.New("empty name"))
 	}
 	var data []byte
-	err := whileNotFound(ctx, func() error {
+	err := streamread.WhileNotFound(ctx, jetstream.ErrObjectNotFound, func() error {
 		var err error
 		data, err = p.fetchEventsObject(ctx, name)
 		return err
@@ -108,27 +98,6 @@ func (p *Processor) readEventsObject(ctx context.Context, name string) (json.Raw
 		return nil, missing(err)
 	}
 	return data, err
-}
-
-// whileNotFound calls read until it returns anything but
-// jetstream.ErrObjectNotFound, pausing objectLagWaits between calls, and
-// returns the last result; or ctx's error if ctx ends during a pause.
-func whileNotFound(ctx context.Context, read func() error) error {
-	err := read()
-	for _, wait := range objectLagWaits {
-		if !errors.Is(err, jetstream.ErrObjectNotFound) {
-			return err
-		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
-		}
-		err = read()
-	}
-	return err
 }
 
 // fetchEventsObject reads the object once: its recorded size is checked

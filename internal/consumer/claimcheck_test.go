@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/streamread"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -92,7 +93,7 @@ func TestMissingEventsObjectFailsAfterABoundedWait(t *testing.T) {
 		t.Fatalf("missing object: %v", ev.Body)
 	}
 	var wait time.Duration
-	for _, w := range objectLagWaits {
+	for _, w := range streamread.LagWaits {
 		wait += w
 	}
 	if took < wait || took > wait+10*time.Second {

@@ -10,6 +10,7 @@ import (
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/streamread"
 	"github.com/cairnhq/cairn/internal/topology"
 )
 
@@ -37,7 +38,7 @@ func (p *Processor) CutEntries(ctx context.Context, requestSeq uint64, requestID
 	if err != nil {
 		return nil, err
 	}
-	msg, err := stream.GetMsg(ctx, requestSeq)
+	msg, err := streamread.MsgAt(ctx, stream, requestSeq)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, errcode.WithDetails(errcode.HarvestFailed, "the request of this harvest job is no longer stored", source)
 	}

@@ -67,8 +67,14 @@ func TestCutEntriesReadTheStoredRequest(t *testing.T) {
 	mustJSON(t, body, &m)
 	ctx := context.Background()
 	tap := e.js.Conn() // the processor's own connection: a subscriber there sees what it sends
-	var lookups atomic.Int32
+	var lookups, apiGets atomic.Int32
 	sub, err := tap.Subscribe("$JS.API.STREAM.INFO."+topology.StreamRequests, func(*nats.Msg) { lookups.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reads are direct gets, which return the stored bytes; the stream
+	// API's get would wrap them in base64 inside JSON.
+	apiSub, err := tap.Subscribe("$JS.API.STREAM.MSG.GET."+topology.StreamRequests, func(*nats.Msg) { apiGets.Add(1) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +106,11 @@ func TestCutEntriesReadTheStoredRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = sub.Unsubscribe()
+	_ = apiSub.Unsubscribe()
 	if n := lookups.Load(); n != 1 {
 		t.Errorf("%d stream lookups for 3 jobs, want 1", n)
+	}
+	if n := apiGets.Load(); n != 0 {
+		t.Errorf("%d reads through the stream API, want direct gets only", n)
 	}
 }

@@ -330,6 +330,12 @@ func StreamConfigs(o Options) []jetstream.StreamConfig {
 	}
 	requests := stream(StreamRequests, "compaction requests, kept for audit", SubjectRequested)
 	requests.MaxMsgSize = o.MaxMsgSize
+	// Every harvest job reads its request back by sequence. A direct get
+	// returns the message as it is stored; the stream API's get wraps it in
+	// base64 inside JSON, which cost 6 % of serve's CPU on 100-event lanes.
+	// Any replica may answer a direct get, so readers retry a miss
+	// (streamread.MsgAt).
+	requests.AllowDirect = true
 	// The dead-letter stream holds only what Cairn could not settle: a
 	// request or job whose failed event was published is acked, and only
 	// one whose outcome could not be recorded is terminated (or runs out
