@@ -180,33 +180,13 @@ func (s *Store) Upsert(ctx context.Context, f Fact) (Fact, error) {
 }
 
 // List returns the facts of scope, newest (by UpdatedAt) first, at most
-// MaxListed of them.
+// MaxListed of them. One watcher delivers the last value of every key of
+// the scope: reading the keys and then getting each would cost a round trip
+// per fact, and a long conversation's scope holds thousands.
 func (s *Store) List(ctx context.Context, scope Scope) ([]Fact, error) {
-	lister, err := s.kv.ListKeysFiltered(ctx, EncodeScope(scope)+".*")
+	out, err := s.watchScope(ctx, scope)
 	if err != nil {
-		return nil, errcode.Wrap(errcode.Internal, "list facts", err)
-	}
-	var keys []string
-	seen := map[string]bool{}
-	for k := range lister.Keys() {
-		if !seen[k] && len(keys) < MaxListed {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
-	_ = lister.Stop() // the lister stops itself after the last key; this only releases it early
-	if err := ctx.Err(); err != nil {
-		return nil, errcode.Wrap(errcode.Internal, "list facts", err)
-	}
-	out := make([]Fact, 0, len(keys))
-	for _, k := range keys {
-		f, _, err := s.get(ctx, k)
-		if err != nil {
-			return nil, err
-		}
-		if f != nil { // deleted between listing and reading
-			out = append(out, *f)
-		}
+		return nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
@@ -214,5 +194,37 @@ func (s *Store) List(ctx context.Context, scope Scope) ([]Fact, error) {
 		}
 		return out[i].Slug < out[j].Slug
 	})
+	return out, nil
+}
+
+// watchScope reads the stored facts of scope, at most MaxListed, through a
+// watcher that skips deleted keys and stops after the values stored when it
+// began.
+func (s *Store) watchScope(ctx context.Context, scope Scope) ([]Fact, error) {
+	w, err := s.kv.WatchFiltered(ctx, []string{EncodeScope(scope) + ".*"}, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, errcode.Wrap(errcode.Internal, "list facts", err)
+	}
+	defer func() { _ = w.Stop() }()
+	var out []Fact
+	for len(out) < MaxListed {
+		var e jetstream.KeyValueEntry
+		select {
+		case <-ctx.Done():
+			return nil, errcode.Wrap(errcode.Internal, "list facts", ctx.Err())
+		case e = <-w.Updates():
+		}
+		if e == nil { // the values stored when the watch began are all read
+			break
+		}
+		var f Fact
+		if err := json.Unmarshal(e.Value(), &f); err != nil {
+			return nil, errcode.Wrap(errcode.Internal, "decode fact "+e.Key(), err)
+		}
+		out = append(out, f)
+	}
+	if err := ctx.Err(); err != nil { // the watcher closes its updates when ctx ends
+		return nil, errcode.Wrap(errcode.Internal, "list facts", err)
+	}
 	return out, nil
 }

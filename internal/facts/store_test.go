@@ -2,11 +2,17 @@ package facts
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cairnhq/cairn/internal/topology"
 )
 
 func TestStoreUpsertKeepsCreatedAt(t *testing.T) {
@@ -181,5 +187,53 @@ func TestSinkLongScopeFitsAFileName(t *testing.T) {
 	}
 	if s.Path(long) == s.Path(Scope{Kind: long.Kind, ID: long.ID + "x"}) {
 		t.Fatal("two long scopes share a file")
+	}
+}
+
+// List reads a scope's facts through one watcher: no read per fact, however
+// many the scope holds, and none of another scope.
+func TestStoreListReadsNoFactByKey(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	scope := Scope{Kind: "thread", ID: "long"}
+	const n = 300
+	for i := range n {
+		if _, err := e.store.Upsert(ctx, Fact{Slug: fmt.Sprintf("f%03d", i), Scope: scope, Title: "t", Body: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.store.Upsert(ctx, Fact{Slug: "x", Scope: Scope{Kind: "thread", ID: "other"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.kv.Delete(ctx, key(scope, "f000")); err != nil {
+		t.Fatal(err)
+	}
+	tap := e.srv.Conn(t)
+	var gets atomic.Int32
+	sub, err := tap.Subscribe("$JS.API.DIRECT.GET.KV_"+topology.BucketFacts+".>", func(*nats.Msg) { gets.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tap.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	list, err := e.store.List(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != n-1 {
+		t.Fatalf("List = %d facts, want %d (the deleted one left out)", len(list), n-1)
+	}
+	for _, f := range list {
+		if f.Slug == "f000" || f.Scope != scope {
+			t.Fatalf("List holds %+v", f)
+		}
+	}
+	if err := tap.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	_ = sub.Unsubscribe()
+	if g := gets.Load(); g != 0 {
+		t.Fatalf("List read %d facts by key, want none", g)
 	}
 }
