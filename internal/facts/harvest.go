@@ -43,18 +43,23 @@ func (h *Harvester) Harvest(ctx context.Context, job Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	stored, err := h.Store.List(ctx, job.Scope)
+	found, err := h.Store.watchScope(ctx, job.Scope)
 	if err != nil {
 		return Result{}, err
 	}
-	existing := make(map[string]string, len(stored)) // body hash → slug
-	for _, f := range stored {
-		existing[f.BodySHA256] = f.Slug
+	existing := make(map[string]string, len(found)) // body hash → slug
+	bySlug := make(map[string]stored, len(found))
+	for _, st := range found {
+		existing[st.BodySHA256] = st.Slug
+		bySlug[st.Slug] = st
 	}
 	picked, res := choose(cands, existing, job, h.MaxFacts)
 	res.Extractor = ex.Name()
 	for _, f := range picked {
-		saved, err := h.Store.Upsert(ctx, f)
+		// What the watch read is the key's state unless a concurrent run
+		// wrote since; the compare-and-swap tells, and only then is it read.
+		known := bySlug[f.Slug]
+		saved, err := h.Store.upsert(ctx, f, &known)
 		if err != nil {
 			return Result{}, err
 		}

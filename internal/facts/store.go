@@ -137,11 +137,19 @@ func (s *Store) get(ctx context.Context, k string) (*Fact, uint64, error) {
 	if err != nil {
 		return nil, 0, errcode.Wrap(errcode.Internal, "read fact "+k, err)
 	}
-	var f Fact
-	if err := json.Unmarshal(e.Value(), &f); err != nil {
-		return nil, 0, errcode.Wrap(errcode.Internal, "decode fact "+k, err)
+	f, err := decodeFact(e)
+	if err != nil {
+		return nil, 0, err
 	}
 	return &f, e.Revision(), nil
+}
+
+func decodeFact(e jetstream.KeyValueEntry) (Fact, error) {
+	var f Fact
+	if err := json.Unmarshal(e.Value(), &f); err != nil {
+		return Fact{}, errcode.Wrap(errcode.Internal, "decode fact "+e.Key(), err)
+	}
+	return f, nil
 }
 
 // Upsert stores f under its scope and slug. A fact already stored there keeps
@@ -149,11 +157,25 @@ func (s *Store) get(ctx context.Context, k string) (*Fact, uint64, error) {
 // serialized by compare-and-swap, retried a bounded number of times. It
 // returns the fact as stored.
 func (s *Store) Upsert(ctx context.Context, f Fact) (Fact, error) {
+	return s.upsert(ctx, f, nil)
+}
+
+// upsert is Upsert. When known is set, it is what a read of the key just
+// returned (a zero revision: no fact), and the first attempt writes on it
+// without reading the key again; a stale known fails the compare-and-swap,
+// and the next attempt reads.
+func (s *Store) upsert(ctx context.Context, f Fact, known *stored) (Fact, error) {
 	k := key(f.Scope, f.Slug)
 	for attempt := 1; ; attempt++ {
-		old, rev, err := s.get(ctx, k)
-		if err != nil {
-			return Fact{}, err
+		var old *Fact
+		var rev uint64
+		if known != nil {
+			old, rev, known = known.fact(), known.rev, nil
+		} else {
+			var err error
+			if old, rev, err = s.get(ctx, k); err != nil {
+				return Fact{}, err
+			}
 		}
 		now := s.now().UTC()
 		f.UpdatedAt, f.CreatedAt = now, now
@@ -180,33 +202,45 @@ func (s *Store) Upsert(ctx context.Context, f Fact) (Fact, error) {
 }
 
 // List returns the facts of scope, newest (by UpdatedAt) first, at most
-// MaxListed of them. One watcher delivers the last value of every key of
-// the scope: reading the keys and then getting each would cost a round trip
-// per fact, and a long conversation's scope holds thousands.
+// MaxListed of them.
 func (s *Store) List(ctx context.Context, scope Scope) ([]Fact, error) {
-	out, err := s.watchScope(ctx, scope)
+	found, err := s.watchScope(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
-			return out[i].UpdatedAt.After(out[j].UpdatedAt)
-		}
-		return out[i].Slug < out[j].Slug
-	})
+	out := make([]Fact, len(found))
+	for i, st := range found {
+		out[i] = st.Fact
+	}
 	return out, nil
 }
 
-// watchScope reads the stored facts of scope, at most MaxListed, through a
-// watcher that skips deleted keys and stops after the values stored when it
-// began.
-func (s *Store) watchScope(ctx context.Context, scope Scope) ([]Fact, error) {
+// stored is a fact as read, with its revision; a zero revision is a key
+// that holds no fact.
+type stored struct {
+	Fact
+	rev uint64
+}
+
+func (st *stored) fact() *Fact {
+	if st.rev == 0 {
+		return nil
+	}
+	return &st.Fact
+}
+
+// watchScope reads the stored facts of scope, at most MaxListed, newest (by
+// UpdatedAt) first. One watcher delivers the last value of every key of the
+// scope, deleted keys skipped: reading the keys and then getting each would
+// cost a round trip per fact, and a long conversation's scope holds
+// thousands.
+func (s *Store) watchScope(ctx context.Context, scope Scope) ([]stored, error) {
 	w, err := s.kv.WatchFiltered(ctx, []string{EncodeScope(scope) + ".*"}, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, errcode.Wrap(errcode.Internal, "list facts", err)
 	}
 	defer func() { _ = w.Stop() }()
-	var out []Fact
+	var out []stored
 	for len(out) < MaxListed {
 		var e jetstream.KeyValueEntry
 		select {
@@ -217,14 +251,20 @@ func (s *Store) watchScope(ctx context.Context, scope Scope) ([]Fact, error) {
 		if e == nil { // the values stored when the watch began are all read
 			break
 		}
-		var f Fact
-		if err := json.Unmarshal(e.Value(), &f); err != nil {
-			return nil, errcode.Wrap(errcode.Internal, "decode fact "+e.Key(), err)
+		f, err := decodeFact(e)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, f)
+		out = append(out, stored{Fact: f, rev: e.Revision()})
 	}
 	if err := ctx.Err(); err != nil { // the watcher closes its updates when ctx ends
 		return nil, errcode.Wrap(errcode.Internal, "list facts", err)
 	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		return out[i].Slug < out[j].Slug
+	})
 	return out, nil
 }

@@ -237,3 +237,61 @@ func TestStoreListReadsNoFactByKey(t *testing.T) {
 		t.Fatalf("List read %d facts by key, want none", g)
 	}
 }
+
+// A harvest writes each fact on the revision its scope's watch read: no read
+// per fact on a first run nor on a re-run. A revision gone stale in between
+// fails the compare-and-swap and is read again, and the fact keeps its
+// CreatedAt.
+func TestHarvestWritesOnTheRevisionsItListed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	router, err := NewRouter(Heuristic{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Harvester{Store: e.store, Extractors: router, MaxFacts: 8}
+	tap := e.srv.Conn(t)
+	var gets atomic.Int32
+	sub, err := tap.Subscribe("$JS.API.DIRECT.GET.KV_"+topology.BucketFacts+".>", func(*nats.Msg) { gets.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	job := sampleJob()
+	for run := 1; run <= 2; run++ {
+		if err := tap.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		gets.Store(0)
+		res, err := h.Harvest(ctx, job)
+		if err != nil || len(res.Facts) != 2 {
+			t.Fatalf("run %d: %+v, %v", run, res, err)
+		}
+		if err := tap.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if g := gets.Load(); g != 0 {
+			t.Fatalf("run %d read %d facts by key, want none", run, g)
+		}
+	}
+
+	found, err := e.store.watchScope(ctx, job.Scope)
+	if err != nil || len(found) != 2 {
+		t.Fatalf("watch: %+v, %v", found, err)
+	}
+	stale := found[0]
+	if _, err := e.store.Upsert(ctx, stale.Fact); err != nil { // a concurrent write
+		t.Fatal(err)
+	}
+	saved, err := e.store.upsert(ctx, stale.Fact, &stale)
+	if err != nil {
+		t.Fatalf("a stale revision: %v", err)
+	}
+	if !saved.CreatedAt.Equal(stale.CreatedAt) || !saved.UpdatedAt.After(stale.UpdatedAt) {
+		t.Fatalf("saved %+v from %+v", saved, stale.Fact)
+	}
+	absent := stored{Fact: Fact{Slug: stale.Slug, Scope: stale.Scope}} // said absent, but stored
+	if _, err := e.store.upsert(ctx, stale.Fact, &absent); err != nil {
+		t.Fatalf("a fact said absent: %v", err)
+	}
+}
