@@ -23,6 +23,7 @@ import (
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/pause"
 	"github.com/cairnhq/cairn/internal/tokens"
@@ -205,9 +206,27 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	}
 	if line := failureLine(report); line != "" {
 		fmt.Fprintln(io.err, "processor bench: "+line)
+		if hint := smallLaneHint(c, report); hint != "" {
+			fmt.Fprintln(io.err, "processor bench: "+hint)
+		}
 		return 1
 	}
 	return 0
+}
+
+// minEffectiveEvents is the smallest generated lane length at which every
+// lane of a sample compacted: of 300 seeds, lanes of 28 events failed with
+// ineffective_compaction 188 times, of 36 events 6 times, of 48 never.
+const minEffectiveEvents = 48
+
+// smallLaneHint explains ineffective compactions of generated lanes too
+// short to compact reliably, or returns "".
+func smallLaneHint(c benchConfig, r benchReport) string {
+	if c.events >= minEffectiveEvents || r.Outcomes["failed:"+errcode.Ineffective] == 0 {
+		return ""
+	}
+	return fmt.Sprintf("many generated lanes of fewer than %d events reclaim too little to compact (ineffective_compaction): try --events %d or more",
+		minEffectiveEvents, minEffectiveEvents)
 }
 
 // invalid says which flags are out of bounds, or "".

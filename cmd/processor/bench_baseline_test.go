@@ -83,3 +83,18 @@ func TestBenchBesideTheBaseline(t *testing.T) {
 		}
 	}
 }
+
+// Ineffective compactions of short generated lanes come with a hint to use
+// longer ones; other failures, and long lanes, do not.
+func TestBenchHintsAtLongerLanes(t *testing.T) {
+	r := benchReport{Outcomes: map[string]int{"failed:ineffective_compaction": 3}}
+	if hint := smallLaneHint(benchConfig{events: 24}, r); !strings.Contains(hint, "--events 48") {
+		t.Fatalf("24 events: %q", hint)
+	}
+	if hint := smallLaneHint(benchConfig{events: 48}, r); hint != "" {
+		t.Fatalf("48 events: %q", hint)
+	}
+	if hint := smallLaneHint(benchConfig{events: 24}, benchReport{Outcomes: map[string]int{"failed:stale_head": 1}}); hint != "" {
+		t.Fatalf("another failure: %q", hint)
+	}
+}
