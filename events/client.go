@@ -375,5 +375,15 @@ func storedMsg(ctx context.Context, js StreamLookup, ack *jetstream.PubAck) (*je
 	if err != nil {
 		return nil, err
 	}
-	return streamread.MsgAt(ctx, str, ack.Sequence)
+	msg, err := streamread.MsgAt(ctx, str, ack.Sequence)
+	if info := str.CachedInfo(); err != nil && info != nil && info.Config.AllowDirect && isTimeout(err) {
+		// A read the connection may not publish has no answer: say which
+		// permission that takes.
+		return nil, fmt.Errorf("%w (a direct get: allow publishing to $JS.API.DIRECT.GET.%s)", err, ack.Stream)
+	}
+	return msg, err
+}
+
+func isTimeout(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
 }

@@ -266,7 +266,10 @@ func (it *hangingIter) Stop() {
 // goes on through a new consumer after the last message it delivered,
 // without a duplicate or a gap.
 func TestReadReplacesAStalledIterator(t *testing.T) {
-	defer streamread.SetStall(time.Second)()
+	// Long enough that a replacement consumer on a cluster busy with other
+	// tests' packages is not taken for stalled too (a 1 s stall made a
+	// third and fourth consumer once in a full -race run).
+	defer streamread.SetStall(3 * time.Second)()
 	c := newCluster(t, messages)
 	js := &watchedJS{JetStream: c.Node(c.Follower(t, stream)).JetStream(t), hangAfter: messages / 4}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

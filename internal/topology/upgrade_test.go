@@ -66,6 +66,11 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 			t.Errorf("%s not marked: %q", name, got)
 		}
 	}
+	// The request stream, created without direct gets, now answers them
+	// (harvest jobs read their request back by sequence).
+	if str, err := js.Stream(ctx, topology.StreamRequests); err != nil || !str.CachedInfo().Config.AllowDirect {
+		t.Fatalf("%s after Ensure: direct gets not allowed (%v)", topology.StreamRequests, err)
+	}
 	ls := lanes.New(stores.Heads, stores.Checkpoints)
 	led := ledger.New(stores.Ledger)
 
