@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -484,4 +486,44 @@ func followFirst(t *testing.T, ctx context.Context, js jetstream.JetStream, o ev
 		t.Fatalf("follow %s: %v", o.Stream, err)
 	}
 	return subject
+}
+
+// A producer whose permissions predate direct gets on COMPACT_REQUESTS (a
+// copy of nats.conf without "$JS.API.DIRECT.GET.COMPACT_REQUESTS") cannot
+// read its stored request; the events client's error names the subject to
+// allow instead of only timing out.
+func TestConfOldProducerPermissionIsNamed(t *testing.T) {
+	conf, err := os.ReadFile("../../nats.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const grant = "\"$JS.API.DIRECT.GET.COMPACT_REQUESTS\"\n"
+	if !strings.Contains(string(conf), grant) {
+		t.Fatal("nats.conf no longer grants direct gets by sequence on COMPACT_REQUESTS")
+	}
+	path := filepath.Join(t.TempDir(), "old.conf")
+	if err := os.WriteFile(path, []byte(strings.Replace(string(conf), grant, "\n", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", ConfigFile: path, ReadyTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := topology.Ensure(ctx, connect(t, s, "processor", "processor-dev-password", nil), topology.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	producer := connect(t, s, "producer", "producer-dev-password", func(*nats.Conn, *nats.Subscription, error) {})
+	ack, err := producer.Publish(ctx, topology.SubjectRequested, []byte(`{}`), jetstream.WithMsgID("old-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, cancelRead := context.WithTimeout(ctx, 2*time.Second)
+	defer cancelRead()
+	_, err = events.PublishedAt(read, producer, ack)
+	if err == nil || !strings.Contains(err.Error(), "$JS.API.DIRECT.GET."+topology.StreamRequests) {
+		t.Fatalf("read without the permission: %v, want an error naming it", err)
+	}
 }
