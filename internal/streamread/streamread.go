@@ -1,6 +1,7 @@
 // Package streamread reads a JetStream stream in order through an ordered
 // consumer and its long-lived message iterator, either up to the stream's
-// end when the read began or forever.
+// end when the read began or forever; and one message by sequence from
+// whichever replica answers (MsgAt).
 //
 // One iterator per consumer matters on a cluster: an ordered consumer's
 // Next or Fetch creates a new server-side consumer for every call and pulls
