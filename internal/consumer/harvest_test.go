@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -113,4 +114,39 @@ func TestCutEntriesReadTheStoredRequest(t *testing.T) {
 	if n := apiGets.Load(); n != 0 {
 		t.Errorf("%d reads through the stream API, want direct gets only", n)
 	}
+}
+
+// On a 3-node cluster, where any replica may answer a direct get and one may
+// not yet hold a request the others acknowledged, each request is read back
+// right after its publish was acknowledged.
+func TestCutEntriesOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3-node cluster: skipped with -short")
+	}
+	e := clusterEnv(t)
+	p, err := New(testConfig(), Deps{JS: e.js, Stores: e.stores, Compactor: EngineCompactor{}, Summarizer: offline.New(offline.DefaultOptions())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	var gets atomic.Int32
+	tap := e.js.Conn()
+	sub, err := tap.Subscribe("$JS.API.DIRECT.GET."+topology.StreamRequests, func(*nats.Msg) { gets.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	for i := range 40 {
+		id := fmt.Sprintf("cl-%02d", i)
+		seq := e.publish(t, engineBody(t, id, "cl", "", 4, nil), id).Sequence
+		got, err := p.CutEntries(ctx, seq, id, []string{id + "-e002"})
+		if err != nil || len(got) != 1 || got[0].ID != id+"-e002" {
+			t.Fatalf("request %d (#%d): %+v, %v", i, seq, got, err)
+		}
+	}
+	if err := tap.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d direct gets for 40 reads", gets.Load())
 }
