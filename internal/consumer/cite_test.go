@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // A lane head stores its activated event without the checkpoint, which
@@ -43,5 +45,41 @@ func TestHeadCitesItsCheckpoint(t *testing.T) {
 	mustJSON(t, raw, &got)
 	if ev.str("kind") != "activated" || !reflect.DeepEqual(got, want) {
 		t.Fatalf("published %s with checkpoint %v, want the stored one", ev.str("kind"), ev.Body["checkpoint"])
+	}
+}
+
+// An activated event's payload is what json.Marshal makes of the whole
+// event, although its checkpoint is put in without encoding/json's pass:
+// with a checkpoint it leaves as it is, one it escapes for HTML, one it
+// compacts, and none.
+func TestActivatedRecordEncodesAsJSONMarshal(t *testing.T) {
+	ev := events.Activated{
+		Header: events.Header{V: 1, Kind: kindActivated, EventID: "r:activated", RequestID: "r <&>"},
+		Status: StatusCompacted, CheckpointID: "r", Generation: 2, CheckpointHash: strings.Repeat("a", 64),
+		RetainedEventIDs: []string{"e<1>"}, ArtifactIDs: []string{}, ProviderUsage: json.RawMessage(`[]`),
+	}
+	for _, checkpoint := range []string{
+		`{"id":"r","semantic":{"goal":"ship"}}`,
+		`{"id":"r","semantic":{"goal":"a <b> & c \u2028"}}`,
+		"{ \"id\": \"r\",\n \"n\": [1, 2] }",
+		"",
+	} {
+		var raw json.RawMessage // none: nil, which encoding/json writes as null
+		if checkpoint != "" {
+			raw = json.RawMessage(checkpoint)
+		}
+		rec, err := activatedRecord("r:activated", ev, raw, "")
+		if err != nil {
+			t.Fatalf("%q: %v", checkpoint, err)
+		}
+		whole := ev
+		whole.Checkpoint = raw
+		want, err := json.Marshal(whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(rec.Payload) != string(want) {
+			t.Fatalf("checkpoint %q:\n got %s\nwant %s", checkpoint, rec.Payload, want)
+		}
 	}
 }

@@ -451,9 +451,9 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result) (*lanes.Hea
 		Generation: gen, CheckpointHash: res.CheckpointHash, ParentCheckpointHash: nullable(headHash(head)),
 		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, TokensReclaimed: res.TokensReclaimed,
 		RetainedEventIDs: nonNil(res.RetainedEventIDs), ArtifactIDs: nonNil(res.ArtifactIDs),
-		ProviderUsage: usageWithAttempts(res.ProviderUsage, attempts), Checkpoint: res.Checkpoint,
+		ProviderUsage: usageWithAttempts(res.ProviderUsage, attempts),
 	}
-	activated, err := record(topology.SubjectActivated, id, ev, d.traceparent)
+	activated, err := activatedRecord(id, ev, res.Checkpoint, d.traceparent)
 	if err != nil {
 		return nil, err
 	}

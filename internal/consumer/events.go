@@ -11,6 +11,7 @@ import (
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -136,6 +137,26 @@ func record(subject, id string, payload any, traceparent string) (outbox.Record,
 		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)
 	}
 	return newRecord(subject, id, data, traceparent), nil
+}
+
+// activatedRecord is record for an activated event ev whose Checkpoint
+// member is to hold checkpoint, with the same bytes json.Marshal would
+// write. encoding/json validates and compacts a json.RawMessage byte by
+// byte; the checkpoint is most of the event and Cairn encoded it itself, so
+// ev is encoded with the member null and the checkpoint is put back the way
+// lanes.RestoreCheckpoint puts back a cited one (rawjson.AppendRaw). In a
+// profile of the fair benchmark's processor, encoding/json's pass over the
+// checkpoint was 6 % of the processor's own CPU.
+func activatedRecord(id string, ev events.Activated, checkpoint json.RawMessage, traceparent string) (outbox.Record, error) {
+	ev.Checkpoint = nil
+	rec, err := record(topology.SubjectActivated, id, ev, traceparent)
+	if err != nil {
+		return outbox.Record{}, err
+	}
+	if rec.Payload, err = lanes.RestoreCheckpoint(rec.Payload, checkpoint); err != nil {
+		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)
+	}
+	return rec, nil
 }
 
 func newRecord(subject, id string, data json.RawMessage, traceparent string) outbox.Record {
