@@ -1,6 +1,7 @@
 package canonical
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -346,5 +347,31 @@ func TestHashConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A Raw value is its encoding: an object holding it encodes and hashes as
+// the object holding the value itself, and encoding/json writes it as the
+// JSON it is.
+func TestRawIsTheValueItEncodes(t *testing.T) {
+	value := map[string]any{"b": []any{"x<y", int64(2)}, "a": nil}
+	enc, err := Encode(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Encode(map[string]any{"k": value, "n": int64(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Encode(map[string]any{"k": Raw(enc), "n": int64(1)})
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("Encode = %s (%v), want %s", got, err, want)
+	}
+	if h, _ := Hash(map[string]any{"k": Raw(enc), "n": int64(1)}); h != HashBytes(want) {
+		t.Fatalf("Hash = %s, want %s", h, HashBytes(want))
+	}
+	marshaled, err := json.Marshal(map[string]any{"k": Raw(enc)})
+	if err != nil || string(marshaled) != `{"k":{"a":null,"b":["x\u003cy",2]}}` {
+		t.Fatalf("json.Marshal = %s (%v)", marshaled, err)
 	}
 }

@@ -83,6 +83,11 @@ type Checkpoint struct {
 	ProviderUsage    []any  `json:"provider_usage" doc:"usage of each summary call (a list for a repaired chunk); null when pruned"`
 	ValidationStatus string `json:"validation_status" doc:"always valid" enum:"valid"`
 	CreatedAt        string `json:"created_at" doc:"when the checkpoint was made (UTC, whole seconds); not part of checkpoint_hash"`
+
+	// semanticEncoding is Semantic's canonical encoding as the compaction
+	// that built the checkpoint made it, so that storing the checkpoint
+	// does not encode it again.
+	semanticEncoding encodedSemantic
 }
 
 // OutcomeUncertain is UncertainAttempt's only outcome.
@@ -98,6 +103,16 @@ type UncertainAttempt struct {
 	Deadline    string `json:"deadline" doc:"when the call would have timed out (RFC 3339, UTC)"`
 	Outcome     string `json:"outcome" doc:"always uncertain" const:"\"uncertain\""`
 	RequestedAt string `json:"requested_at" doc:"when the call was made (RFC 3339, UTC)"`
+}
+
+// semanticValue is the checkpoint's semantic as ToMap gives it: the
+// encoding the engine already made of it while it is still the checkpoint's
+// semantic, else its plain map, or nil.
+func (c *Checkpoint) semanticValue() any {
+	if c.semanticEncoding.enc != nil && c.semanticEncoding.sem == c.Semantic {
+		return canonical.Raw(c.semanticEncoding.enc)
+	}
+	return semanticValue(c.Semantic)
 }
 
 // ToMap returns the checkpoint's persisted form: every field plus id,
@@ -132,7 +147,7 @@ func (c *Checkpoint) ToMap() map[string]any {
 		"source_lane_event_ordinal_range": c.SourceLaneEventOrdinalRange.value(),
 		"summary_coverage_last_lane_event_ordinal":  intPtrValue(c.SummaryCoverageLastLaneEventOrdinal),
 		"context_lane_event_ordinal_high_watermark": c.ContextLaneEventOrdinalHighWatermark,
-		"semantic":                  semanticValue(c.Semantic),
+		"semantic":                  c.semanticValue(),
 		"semantic_hash":             stringOrNil(c.SemanticHash),
 		"rehydration_state":         c.RehydrationState.Data,
 		"rehydration_state_hash":    c.RehydrationState.Hash,

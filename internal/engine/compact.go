@@ -79,6 +79,35 @@ type compaction struct {
 	// are not among them.
 	views     *laneViews
 	projected []bool
+
+	// semantics are the canonical encodings of the semantics this
+	// compaction rendered (encodeSemantic).
+	semantics []encodedSemantic
+}
+
+// encodedSemantic is a semantic and its canonical encoding.
+type encodedSemantic struct {
+	sem *semantic.Semantic
+	enc []byte
+}
+
+// encodeSemantic returns the canonical encoding of sem ("null" for none),
+// encoding each semantic once per compaction: the previous semantic is
+// rendered for the lane's budget before and after, and the new one for the
+// budget after, its hash and the checkpoint. A semantic is not changed once
+// the compaction has it (redaction makes a copy).
+func (c *compaction) encodeSemantic(sem *semantic.Semantic) ([]byte, error) {
+	for _, s := range c.semantics {
+		if s.sem == sem {
+			return s.enc, nil
+		}
+	}
+	enc, err := sem.AppendCanonical(nil)
+	if err != nil {
+		return nil, err
+	}
+	c.semantics = append(c.semantics, encodedSemantic{sem: sem, enc: enc})
+	return enc, nil
 }
 
 func (c *compaction) run() (*Result, error) {
@@ -646,12 +675,16 @@ func (c *compaction) renderError(message, rule string) *errcode.Error {
 // renderCanonical renders canonical_v1 from the lane's views: the whole
 // unprojected lane in place after them, other lanes into a pooled buffer.
 func (c *compaction) renderCanonical(sem *semantic.Semantic, events []InputEvent, first int) (Rendered, *[]byte, error) {
+	enc, err := c.encodeSemantic(sem)
+	if err != nil {
+		return Rendered{}, nil, renderFailure(err)
+	}
 	if first == 0 && len(events) == len(c.req.Events) && c.projected == nil {
-		if r, ok, err := c.laneViews().renderInPlace(sem); ok {
+		if r, ok := c.laneViews().renderInPlace(enc); ok {
 			if c.counts != nil {
 				r.views = c.views.spans()
 			}
-			return r, nil, err
+			return r, nil, nil
 		}
 	}
 	bp := renderBuffers.get()
@@ -659,7 +692,7 @@ func (c *compaction) renderCanonical(sem *semantic.Semantic, events []InputEvent
 	if c.counts != nil { // the views' token counts are wanted
 		views = make([]viewSpan, len(events))
 	}
-	b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(events)), sem, len(events),
+	b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(events)), enc, len(events),
 		func(dst []byte, j int) ([]byte, error) {
 			start := len(dst)
 			dst, marks, err := c.appendEventView(dst, &events[j], first+j)
@@ -810,11 +843,13 @@ func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, r
 		cp.RetainedFromChatSeq = ptr(retained[0].ChatSeq)
 	}
 	if sem != nil {
-		h, err := sem.Hash()
+		enc, err := c.encodeSemantic(sem)
 		if err != nil {
 			return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output is not canonical JSON", err)
 		}
+		h := canonical.HashBytes(enc)
 		cp.SemanticHash = &h
+		cp.semanticEncoding = encodedSemantic{sem: sem, enc: enc}
 	}
 	return cp, nil
 }

@@ -83,7 +83,11 @@ type canonicalRenderer struct{}
 var _ Renderer = canonicalRenderer{}
 
 func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
-	b, err := appendCanonicalRendering(make([]byte, 0, renderedSizeHint(events)), sem, len(events),
+	enc, err := sem.AppendCanonical(nil)
+	if err != nil {
+		return Rendered{}, renderFailure(err)
+	}
+	b, err := appendCanonicalRendering(make([]byte, 0, renderedSizeHint(events)), enc, len(events),
 		func(dst []byte, i int) ([]byte, error) { return appendView(dst, &events[i]) })
 	if err != nil {
 		return Rendered{}, err
@@ -91,9 +95,10 @@ func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Re
 	return Rendered{Bytes: b}, nil
 }
 
-// appendCanonicalRendering appends canonicalRenderer's rendering of sem
-// and n events to dst; appendEvent appends the view of event i.
-func appendCanonicalRendering(dst []byte, sem *semantic.Semantic, n int,
+// appendCanonicalRendering appends canonicalRenderer's rendering of a
+// semantic and n events to dst: sem is the semantic's canonical encoding
+// ("null" for none), appendEvent appends the view of event i.
+func appendCanonicalRendering(dst []byte, sem []byte, n int,
 	appendEvent func(dst []byte, i int) ([]byte, error)) ([]byte, error) {
 	b := append(dst, `{"events":[`...)
 	var err error
@@ -105,10 +110,7 @@ func appendCanonicalRendering(dst []byte, sem *semantic.Semantic, n int,
 			return b, renderFailure(err)
 		}
 	}
-	b = append(b, `],"semantic":`...)
-	if b, err = sem.AppendCanonical(b); err != nil {
-		return b, renderFailure(err)
-	}
+	b = append(append(b, `],"semantic":`...), sem...)
 	return append(b, '}'), nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/semantic"
 )
 
 // appendView appends the canonical encoding of e's 13-key view (keys in
@@ -179,20 +178,17 @@ func (v *laneViews) view(i int) ([]byte, error) {
 	return v.enc[start:v.ends[i]], nil
 }
 
-// renderInPlace returns the canonical rendering of the whole lane with sem,
-// written after the views, valid until the next rendering in place; ok is
-// false when an event has no view.
-func (v *laneViews) renderInPlace(sem *semantic.Semantic) (r Rendered, ok bool, err error) {
+// renderInPlace returns the canonical rendering of the whole lane with a
+// semantic (its canonical encoding, "null" for none), written after the
+// views, valid until the next rendering in place; ok is false when an event
+// has no view.
+func (v *laneViews) renderInPlace(sem []byte) (r Rendered, ok bool) {
 	if len(v.errs) > 0 {
-		return Rendered{}, false, nil
+		return Rendered{}, false
 	}
-	b, err := sem.AppendCanonical(append(v.enc, `],"semantic":`...))
-	if err != nil {
-		return Rendered{}, true, renderFailure(err)
-	}
-	b = append(b, '}')
+	b := append(append(append(v.enc, `],"semantic":`...), sem...), '}')
 	v.enc = b[:len(v.enc)] // the same views, in the buffer the rendering may have grown
-	return Rendered{Bytes: b}, true, nil
+	return Rendered{Bytes: b}, true
 }
 
 // spans returns where each event's view sits in enc.

@@ -105,6 +105,9 @@ func TestCheckpointTagsNameTheStoredKeys(t *testing.T) {
 	tagged := map[string]bool{"id": true, "rehydration_state_hash": true}
 	typ := reflect.TypeFor[Checkpoint]()
 	for i := range typ.NumField() {
+		if !typ.Field(i).IsExported() {
+			continue // not on the wire (encoding/json skips it too)
+		}
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
 		if name == "" || typ.Field(i).Tag.Get("doc") == "" {
 			t.Errorf("Checkpoint.%s has no JSON name or no doc tag", typ.Field(i).Name)
@@ -117,5 +120,26 @@ func TestCheckpointTagsNameTheStoredKeys(t *testing.T) {
 	}
 	if !reflect.DeepEqual(tagged, stored) {
 		t.Fatalf("tags and derived keys %v\nstored keys %v", slices.Sorted(maps.Keys(tagged)), slices.Sorted(maps.Keys(stored)))
+	}
+}
+
+// The engine keeps the encoding it made of a checkpoint's semantic, so that
+// storing the checkpoint does not encode it again; a checkpoint given
+// another semantic afterwards stores that one.
+func TestCheckpointStoresTheSemanticItHolds(t *testing.T) {
+	cp := mustCompact(t, fixtureRequest(t), validSummarizer()).Checkpoint
+	other := cp.Semantic.Clone()
+	other.Coverage.LastChatSeq++
+	cp.Semantic = other
+	stored, _, err := cp.EncodeAndHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := other.AppendCanonical([]byte(`"semantic":`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(stored, want) {
+		t.Fatalf("stored %s\nwithout %s", stored, want)
 	}
 }
