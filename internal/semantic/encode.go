@@ -112,8 +112,9 @@ func (s *Semantic) Hash() (string, error) {
 	return canonical.Hash(s.Map())
 }
 
-// encodedSize is the length of s's canonical encoding.
+// encodedSize is the length of s's canonical encoding, encoded into the
+// encoder's own pooled buffer: a fresh one, grown by doubling, was 12 KB
+// of garbage per compaction in BenchmarkEngineCompactor.
 func (s *Semantic) encodedSize() (int, error) {
-	b, err := s.AppendCanonical(nil)
-	return len(b), err
+	return canonical.EncodedSize(s.CanonicalValue())
 }
