@@ -320,10 +320,16 @@ func fanOut(b *testing.B, cons jetstream.Consumer, workers int, work func(jetstr
 // number of workers lets every request commit at once, as without the gate).
 var benchCommits = flag.Int("cairn.commits", 0, "benchmarks: commit concurrency (0: default)")
 
+// benchGather overrides Config.PullGather (negative: the default).
+var benchGather = flag.Duration("cairn.gather", -1, "benchmarks: pull gather wait (negative: default)")
+
 func benchConfig(workers int) Config {
 	c := DefaultConfig()
 	c.Workers = workers
 	c.CommitConcurrency = min(*benchCommits, workers)
+	if *benchGather >= 0 {
+		c.PullGather = *benchGather
+	}
 	c.AckWait = 30 * time.Second
 	c.PullWait = time.Second
 	c.DrainTimeout = 5 * time.Second

@@ -71,7 +71,9 @@ type Config struct {
 	// PullGather is how long a pull may wait, while requests are backed
 	// up and others wait for a commit slot, for half the workers to
 	// come free, so that one pull fetches several requests
-	// (jsrun.Config.Gather); 0..1s, 0 never waits.
+	// (jsrun.Config.Gather); 0..1s, 0 never waits. Only a processor with
+	// a local summarizer waits: with a remote model, the wait would
+	// delay the next model call.
 	PullGather time.Duration
 	// DrainTimeout bounds how long Run waits for in-flight requests after
 	// its context ends before it Naks them (0..10m).
