@@ -375,3 +375,39 @@ func TestRawIsTheValueItEncodes(t *testing.T) {
 		t.Fatalf("json.Marshal = %s (%v)", marshaled, err)
 	}
 }
+
+// Int and Float read the numbers Decode gives, and the Go numbers a value
+// built in code holds: integers only without fraction or exponent, floats
+// only finite.
+func TestIntAndFloatOfDecodedNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		v       any
+		n       int64
+		isInt   bool
+		f       float64
+		isFloat bool
+	}{
+		{json.Number("42"), 42, true, 42, true},
+		{json.Number("-7"), -7, true, -7, true},
+		{json.Number("1.0"), 0, false, 1, true},
+		{json.Number("1e3"), 0, false, 1000, true},
+		{json.Number("1e999"), 0, false, 0, false},
+		{json.Number("9223372036854775808"), 0, false, 9223372036854775808, true},
+		{int(3), 3, true, 3, true},
+		{int32(-3), -3, true, -3, true},
+		{uint64(math.MaxInt64) + 1, 0, false, 0, false},
+		{uint32(5), 5, true, 5, true},
+		{1.5, 0, false, 1.5, true},
+		{math.Inf(1), 0, false, 0, false},
+		{float32(2), 0, false, 2, true},
+		{"1", 0, false, 0, false},
+		{nil, 0, false, 0, false},
+	} {
+		if n, ok := Int(tc.v); ok != tc.isInt || (ok && n != tc.n) {
+			t.Errorf("Int(%#v) = %d, %v; want %d, %v", tc.v, n, ok, tc.n, tc.isInt)
+		}
+		if f, ok := Float(tc.v); ok != tc.isFloat || (ok && f != tc.f) {
+			t.Errorf("Float(%#v) = %v, %v; want %v, %v", tc.v, f, ok, tc.f, tc.isFloat)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
 )
 
@@ -68,7 +69,7 @@ func DecodeModelProfile(v any) ModelProfile {
 		if !present {
 			continue
 		}
-		n, isInt := asInt(raw)
+		n, isInt := canonical.Int(raw)
 		if !isInt {
 			// max_input/max_context may be null (unset); a null reservation
 			// is not replaced by the default 0.

@@ -340,7 +340,7 @@ func TestCT19SemanticSchemaIsClosed(t *testing.T) {
 		t.Fatalf("required %s", required)
 	}
 	cc := schema["properties"].(map[string]any)["critical_context"].(map[string]any)
-	if n, _ := asInt(cc["maxItems"]); n != 128 {
+	if n, _ := canonical.Int(cc["maxItems"]); n != 128 {
 		t.Fatalf("critical_context.maxItems %v", cc["maxItems"])
 	}
 }

@@ -1,6 +1,10 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+)
 
 // Reported-usage delta accounting, version 2: the provider's
 // input count for a previous request of the same lane plus the bytes of what
@@ -27,10 +31,10 @@ func deltaV2(baselineRaw, currentRaw any) (baseline, delta int64, ok bool) {
 	if !isMap {
 		return 0, 0, false
 	}
-	if version, isInt := asInt(b["version"]); !isInt || version != 2 {
+	if version, isInt := canonical.Int(b["version"]); !isInt || version != 2 {
 		return 0, 0, false
 	}
-	baseline, isInt := asInt(b["input_tokens"])
+	baseline, isInt := canonical.Int(b["input_tokens"])
 	if !isInt || baseline < 0 {
 		return 0, 0, false
 	}
@@ -82,7 +86,7 @@ func parseDescriptor(raw any) (descriptor, bool) {
 	}
 	switch m["kind"] {
 	case "exact":
-		n, isInt := asInt(m["bytes"])
+		n, isInt := canonical.Int(m["bytes"])
 		hash, isString := m["hash"].(string)
 		if !isInt || n < 0 || !isString || !isHash64(hash) {
 			return descriptor{}, false
@@ -108,7 +112,7 @@ func parseAppend(raw any) (descriptor, bool) {
 		}
 		id, isString := m["id"].(string)
 		hash, isHash := m["hash"].(string)
-		n, isInt := asInt(m["bytes"])
+		n, isInt := canonical.Int(m["bytes"])
 		if !isString || id == "" || seen[id] || !isHash || !isHash64(hash) || !isInt || n < 0 {
 			return descriptor{}, false
 		}

@@ -371,10 +371,10 @@ func eventFromMap(m map[string]any) (InputEvent, error) {
 	if !ok2 {
 		return e, e.fieldError("run_agent_id", "event identities are invalid")
 	}
-	if e.ChatSeq, ok1 = asInt(m["chat_seq"]); !ok1 {
+	if e.ChatSeq, ok1 = canonical.Int(m["chat_seq"]); !ok1 {
 		return e, e.fieldError("chat_seq", "chat sequence is invalid")
 	}
-	if e.LaneEventOrdinal, ok1 = asInt(m["lane_event_ordinal"]); !ok1 {
+	if e.LaneEventOrdinal, ok1 = canonical.Int(m["lane_event_ordinal"]); !ok1 {
 		return e, e.fieldError("lane_event_ordinal", "lane ordinal is invalid")
 	}
 	if e.CheckpointNamespace, ok1 = m["checkpoint_namespace"].(string); !ok1 {
@@ -464,7 +464,7 @@ func eventContentFromMap(e *InputEvent, m map[string]any) error {
 		return e.fieldError("protected", "event flags are invalid")
 	}
 	if raw, present := m["token_count"]; present && raw != nil {
-		n, ok := asInt(raw)
+		n, ok := canonical.Int(raw)
 		if !ok {
 			return e.fieldError("token_count", "event token count is invalid")
 		}

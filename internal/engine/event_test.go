@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"github.com/cairnhq/cairn/internal/semantic"
 	"strings"
 	"testing"
+
+	"github.com/cairnhq/cairn/internal/semantic"
 
 	"github.com/cairnhq/cairn/internal/errcode"
 )

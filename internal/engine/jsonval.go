@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/internal/canonical"
@@ -14,40 +13,6 @@ import (
 // json.Number, string, []any and map[string]any. The helpers below read them
 // without panicking; Go-built values (int, int64, float64) are accepted too so
 // that callers can build requests in code.
-
-// asInt returns v as an int64 if it is an integer number (no fraction, no
-// exponent, within int64).
-func asInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		n, err := strconv.ParseInt(string(x), 10, 64)
-		return n, err == nil
-	case int:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int32:
-		return int64(x), true
-	}
-	return 0, false
-}
-
-// asFloat returns v as a float64 if it is any finite number.
-func asFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
-		return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
-	case float64:
-		return x, !math.IsInf(x, 0) && !math.IsNaN(x)
-	case float32:
-		return float64(x), true
-	case int, int64, int32:
-		n, _ := asInt(x)
-		return float64(n), true
-	}
-	return 0, false
-}
 
 // isID reports whether s is an id of the contract: 1..200 bytes.
 func isID(s string) bool { return len(s) >= 1 && len(s) <= 200 }

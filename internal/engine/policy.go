@@ -240,7 +240,7 @@ func DecodePolicy(v any) (Policy, error) {
 // validation order so a type error reports the check it belongs to.
 func (p *Policy) overlay(m map[string]any) error {
 	if raw, ok := m["version"]; ok {
-		f, isNum := asFloat(raw)
+		f, isNum := canonical.Float(raw)
 		if !isNum || f != 1 { // 1.0 is accepted like 1
 			return policyFieldError("compaction policy is invalid", "version", "must equal 1", raw)
 		}
@@ -268,7 +268,7 @@ func (p *Policy) overlay(m map[string]any) error {
 	}
 	for _, r := range p.ratios() {
 		if raw, ok := m[r.name]; ok {
-			f, isNum := asFloat(raw)
+			f, isNum := canonical.Float(raw)
 			if !isNum {
 				return policyFieldError("compaction ratios are invalid", r.name, ruleRatio, raw)
 			}
@@ -277,7 +277,7 @@ func (p *Policy) overlay(m map[string]any) error {
 	}
 	for _, c := range p.counts() {
 		if raw, ok := m[c.name]; ok {
-			n, isInt := asInt(raw)
+			n, isInt := canonical.Int(raw)
 			if !isInt {
 				return policyFieldError("compaction limits must be positive integers", c.name, rulePositive, raw)
 			}

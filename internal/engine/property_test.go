@@ -2,10 +2,11 @@ package engine
 
 import (
 	"fmt"
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/semantic"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/internal/semantic"
 )
 
 // referenceCut is a brute-force transcription of SplitTail's rules, written

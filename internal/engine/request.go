@@ -352,7 +352,7 @@ func DecodeRequestValue(v any) (*Request, error) {
 
 // checkEnvelope checks the version, the key set and the event source.
 func checkEnvelope(m map[string]any) error {
-	if version, ok := asInt(m["v"]); !ok || version != RequestVersion {
+	if version, ok := canonical.Int(m["v"]); !ok || version != RequestVersion {
 		return errcode.Field(errcode.UnsupportedVersion, "unsupported request version", "v", "enum").
 			With("value", echoValue(m["v"])).With("supported", []any{int64(RequestVersion)})
 	}
@@ -843,7 +843,7 @@ func decodeRender(r *Request, m map[string]any) error {
 		r.Render = name
 	}
 	if raw, ok := m["rendered_request_bytes"]; ok && raw != nil {
-		n, isInt := asInt(raw)
+		n, isInt := canonical.Int(raw)
 		if !isInt {
 			return invalidField("rendered_request_bytes", "type", "rendered_request_bytes must be a non-negative integer")
 		}
@@ -865,7 +865,7 @@ func checkRender(r *Request) error {
 
 func decodeOutputTokens(r *Request, m map[string]any) error {
 	if raw, ok := m["requested_max_output_tokens"]; ok && raw != nil {
-		n, isInt := asInt(raw)
+		n, isInt := canonical.Int(raw)
 		if !isInt {
 			return invalidField("requested_max_output_tokens", "type", "requested_max_output_tokens must be a non-negative integer")
 		}
@@ -986,7 +986,7 @@ func decodeCategories(raw any) (map[string]int64, error) {
 	}
 	out := make(map[string]int64, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) { // the first bad key in byte order, so the error is stable
-		n, isInt := asInt(m[k])
+		n, isInt := canonical.Int(m[k])
 		switch {
 		case !isInt:
 			return nil, categoryError(k, "type", m[k])

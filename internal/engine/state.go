@@ -263,7 +263,7 @@ func readInt(m map[string]any, key string, dst *int64) bool {
 	if !present {
 		return true
 	}
-	n, ok := asInt(raw)
+	n, ok := canonical.Int(raw)
 	*dst = n
 	return ok
 }
@@ -273,7 +273,7 @@ func readIntPtr(m map[string]any, key string, dst **int64) bool {
 	if !present || raw == nil {
 		return true
 	}
-	n, ok := asInt(raw)
+	n, ok := canonical.Int(raw)
 	*dst = &n
 	return ok
 }

@@ -1,12 +1,9 @@
 package semantic
 
 import (
-	"encoding/json"
 	"errors"
-	"math"
 	"reflect"
 	"slices"
-	"strconv"
 
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/errcode"
@@ -152,13 +149,13 @@ func decode(v any, dst reflect.Value, name string) *errcode.Error {
 		}
 		dst.SetString(s)
 	case reflect.Int64: // coverage
-		n, ok := integer(v)
+		n, ok := canonical.Int(v)
 		if !ok {
 			return invalidAt(msgCoverage, "")
 		}
 		dst.SetInt(n)
 	case reflect.Int: // version, which may be written 1.0
-		if f, ok := number(v); !ok || f != Version {
+		if f, ok := canonical.Float(v); !ok || f != Version {
 			return invalidAt(msgVersion, "")
 		}
 		dst.SetInt(Version)
@@ -209,49 +206,4 @@ func asList(v any) ([]any, bool) {
 		return list, true
 	}
 	return nil, false
-}
-
-// number converts a numeric value of any accepted representation to
-// float64, so that the version may be 1 or 1.0.
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
-		return f, err == nil
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	}
-	return 0, false
-}
-
-// integer converts an integer-typed value to int64. Floats (including 1.0
-// and json.Number in float form) are not integers.
-func integer(v any) (int64, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		n, err := strconv.ParseInt(string(x), 10, 64)
-		return n, err == nil
-	case int:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int32:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		if x > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(x), true
-	}
-	return 0, false
 }
