@@ -267,7 +267,7 @@ func (it *hangingIter) Stop() {
 // without a duplicate or a gap.
 func TestReadReplacesAStalledIterator(t *testing.T) {
 	// Long enough that a replacement consumer on a cluster busy with other
-	// tests' packages is not taken for stalled too (a 1 s stall made a
+	// tests' packages is rarely taken for stalled too (a 1 s stall made a
 	// third and fourth consumer once in a full -race run).
 	defer streamread.SetStall(3 * time.Second)()
 	c := newCluster(t, messages)
@@ -283,8 +283,13 @@ func TestReadReplacesAStalledIterator(t *testing.T) {
 	if err != nil || len(r.seqs) != messages || r.err != nil {
 		t.Fatalf("Read = %v after %d of %d messages (%v)", err, len(r.seqs), messages, r.err)
 	}
-	if _, n := js.counts(); n != 2 {
-		t.Fatalf("%d consumers, want 2", n)
+	// The planted stall must be replaced. A replacement on a cluster busy
+	// with other packages' -race tests may itself wait past the stall
+	// limit and be replaced in turn: the same rule at work, which full
+	// runs have shown twice (a third consumer at a 1 s and at a 3 s limit).
+	// A loop that replaced healthy consumers would make many more.
+	if _, n := js.counts(); n < 2 || n > 5 {
+		t.Fatalf("%d consumers, want 2 (up to 5 under load)", n)
 	}
 	t.Logf("longest wait between messages %s", r.longest)
 }
