@@ -108,7 +108,7 @@ func TestReadToTheEndOnACluster(t *testing.T) {
 func TestFollowOnACluster(t *testing.T) {
 	c := newCluster(t, messages)
 	js := c.Node(c.Follower(t, stream)).JetStream(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	fctx, fcancel := context.WithCancel(ctx)
 	defer fcancel()
@@ -126,8 +126,13 @@ func TestFollowOnACluster(t *testing.T) {
 	}()
 	pub := c.JetStream(t)
 	// "New" means after the last message when the consumer was created.
-	testenv.Eventually(t, 30*time.Second, func() error {
-		st, err := pub.Stream(ctx, stream)
+	// Each look gets a few seconds: on a cluster loaded by other packages'
+	// -race tests one stream info request went unanswered until the test's
+	// deadline, where asking again would have been answered.
+	testenv.Eventually(t, 45*time.Second, func() error {
+		lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer lcancel()
+		st, err := pub.Stream(lctx, stream)
 		if err != nil {
 			return err
 		}
