@@ -181,19 +181,13 @@ type policyNumber[T int64 | float64] struct {
 
 // numbersOf returns p's fields of type T (int64: its counts, float64: its
 // ratios) with their wire names, in field order.
-func numbersOf[T int64 | float64](p *Policy, fields []policyField) []policyNumber[T] {
+func numbersOf[T int64 | float64](p *Policy, fields []wireField) []policyNumber[T] {
 	v := reflect.ValueOf(p).Elem()
 	out := make([]policyNumber[T], len(fields))
 	for i, f := range fields {
-		out[i] = policyNumber[T]{f.name, v.Field(f.index).Addr().Interface().(*T)}
+		out[i] = policyNumber[T]{f.name, v.FieldByIndex(f.index).Addr().Interface().(*T)}
 	}
 	return out
-}
-
-// policyField is a field of Policy by index, with its wire name.
-type policyField struct {
-	name  string
-	index int
 }
 
 // policyCounts and policyRatios are Policy's int64 and float64 fields,
@@ -201,13 +195,11 @@ type policyField struct {
 // tags every time was 1 % of the processor's CPU.
 var policyCounts, policyRatios = fieldsOfType[int64](), fieldsOfType[float64]()
 
-func fieldsOfType[T any]() []policyField {
-	t := reflect.TypeFor[Policy]()
-	var out []policyField
-	for i := range t.NumField() {
-		if t.Field(i).Type == reflect.TypeFor[T]() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			out = append(out, policyField{name, i})
+func fieldsOfType[T any]() []wireField {
+	var out []wireField
+	for _, f := range wireFields(reflect.TypeFor[Policy]()) {
+		if f.typ == reflect.TypeFor[T]() {
+			out = append(out, f)
 		}
 	}
 	return out

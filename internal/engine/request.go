@@ -212,6 +212,7 @@ type wireField struct {
 	name     string
 	required bool // not omitempty
 	typ      reflect.Type
+	index    []int // for reflect.Value.FieldByIndex
 }
 
 // wireFields lists t's JSON members in encoding order, flattening embedded
@@ -223,9 +224,12 @@ func wireFields(t reflect.Type) []wireField {
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
 		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-			out = append(out, wireFields(f.Type)...)
+			for _, inner := range wireFields(f.Type) {
+				inner.index = append([]int{i}, inner.index...)
+				out = append(out, inner)
+			}
 		case f.IsExported() && name != "-":
-			out = append(out, wireField{name, !strings.Contains(opts, "omitempty"), f.Type})
+			out = append(out, wireField{name, !strings.Contains(opts, "omitempty"), f.Type, []int{i}})
 		}
 	}
 	return out
