@@ -113,7 +113,7 @@ func (l *latencies) measure(elapsed, cpu time.Duration) throughput {
 func benchBodies(b *testing.B, run string, n int) [][]byte {
 	bodies := make([][]byte, n)
 	for i := range bodies {
-		bodies[i] = engineBody(b, fmt.Sprintf("%s-%d", run, i), fmt.Sprintf("%s-lane-%d", run, i), "", 24, nil)
+		bodies[i] = benchLaneBody(b, run)(i)
 	}
 	return bodies
 }
@@ -133,10 +133,18 @@ func publishAll(b *testing.B, js jetstream.JetStream, subject string, bodies [][
 	}
 }
 
-func benchProcessor(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string) throughput {
-	return benchProcessorBodies(b, cfg, c, s, run, func(i int) []byte {
+// benchLaneBody makes request i of run: 24 events on a lane of its own,
+// request id "<run>-<i>".
+func benchLaneBody(b *testing.B, run string) func(int) []byte {
+	return func(i int) []byte {
 		return engineBody(b, fmt.Sprintf("%s-%d", run, i), fmt.Sprintf("%s-lane-%d", run, i), "", 24, nil)
-	})
+	}
+}
+
+// benchProcessor runs b.N requests of benchLaneBody through a processor on
+// a fresh embedded server.
+func benchProcessor(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string) throughput {
+	return benchProcessorRun(b, cfg, c, s, run, benchRun{body: benchLaneBody(b, run)})
 }
 
 // benchInProcess makes the benchmarks connect to the embedded server
@@ -172,18 +180,10 @@ func observe(b *testing.B, nc *nats.Conn, subject string, handle nats.MsgHandler
 	return sub
 }
 
-// benchProcessorBodies runs b.N requests made by body(i), with request id
-// "<run>-<i>", through a processor on a fresh embedded server.
-func benchProcessorBodies(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, body func(int) []byte) throughput {
-	return benchProcessorRun(b, cfg, c, s, run, benchRun{body: body})
-}
-
 // benchProcessorInspect is benchProcessor, and then calls inspect with the
 // server's JetStream once the processor stopped.
 func benchProcessorInspect(b *testing.B, cfg Config, c Compactor, s engine.Summarizer, run string, inspect func(jetstream.JetStream)) throughput {
-	return benchProcessorRun(b, cfg, c, s, run, benchRun{body: func(i int) []byte {
-		return engineBody(b, fmt.Sprintf("%s-%d", run, i), fmt.Sprintf("%s-lane-%d", run, i), "", 24, nil)
-	}, inspect: inspect})
+	return benchProcessorRun(b, cfg, c, s, run, benchRun{body: benchLaneBody(b, run), inspect: inspect})
 }
 
 // benchRun says what a processor benchmark publishes and how.
@@ -364,9 +364,7 @@ func BenchmarkProcessorVsBaseline(b *testing.B) {
 // to a pipeline that had nothing to do with it.
 func benchBacklog(b *testing.B, c Compactor, s engine.Summarizer, run string, body func(int) []byte) throughput {
 	if body == nil {
-		body = func(i int) []byte {
-			return engineBody(b, fmt.Sprintf("%s-%d", run, i), fmt.Sprintf("%s-lane-%d", run, i), "", 24, nil)
-		}
+		body = benchLaneBody(b, run)
 	}
 	return benchProcessorRun(b, benchConfig(32), c, s, run, benchRun{body: body, backlog: true})
 }

@@ -1,12 +1,12 @@
 package consumer
 
 import (
-	"runtime"
+	"fmt"
 	"testing"
-	"time"
 
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
+	"github.com/cairnhq/cairn/testenv"
 )
 
 // A pull waits to gather several requests only for a local summarizer,
@@ -42,13 +42,12 @@ func TestPullsGatherOnlyForALocalSummarizer(t *testing.T) {
 		}
 		waiting := make(chan error)
 		go func() { waiting <- p.commits.enter(t.Context()) }()
-		deadline := time.Now().Add(waitLong)
-		for !busy() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not busy while a request waits for a commit slot", tc.name)
+		testenv.Eventually(t, waitLong, func() error {
+			if !busy() {
+				return fmt.Errorf("%s: not busy while a request waits for a commit slot", tc.name)
 			}
-			runtime.Gosched()
-		}
+			return nil
+		})
 		p.commits.leave()
 		if err := <-waiting; err != nil {
 			t.Fatal(err)
