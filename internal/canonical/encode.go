@@ -81,12 +81,6 @@ func EncodedSize(v any) (int, error) {
 	return len(e.buf), nil
 }
 
-// Valid reports whether v is inside the canonical domain.
-func Valid(v any) bool {
-	_, err := EncodedSize(v)
-	return err == nil
-}
-
 // encoder holds the output buffer, a shared scratch area for sorting keys
 // and the key orders of recent objects; all are reused through a pool.
 type encoder struct {

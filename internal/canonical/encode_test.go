@@ -235,8 +235,8 @@ func TestEncodeRejects(t *testing.T) {
 			if _, err := Hash(tt.v); !errors.Is(err, ErrNotCanonical) {
 				t.Fatalf("Hash error = %v, want ErrNotCanonical", err)
 			}
-			if Valid(tt.v) {
-				t.Fatal("Valid = true")
+			if _, err := EncodedSize(tt.v); !errors.Is(err, ErrNotCanonical) {
+				t.Fatalf("EncodedSize error = %v, want ErrNotCanonical", err)
 			}
 		})
 	}

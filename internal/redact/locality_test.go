@@ -28,11 +28,11 @@ func findByLine(s string) []Match {
 	return out
 }
 
-// checkLineLocal checks what Find's comment promises for a text for which
-// LineLocal holds.
+// checkLineLocal checks what Find's comment promises for a text without a
+// private key block.
 func checkLineLocal(t *testing.T, s string) {
 	t.Helper()
-	if !LineLocal(s) {
+	if strings.Contains(s, pemStart) {
 		return
 	}
 	if got, want := Find(s), findByLine(s); !reflect.DeepEqual(got, want) {
@@ -48,18 +48,6 @@ func checkLineLocal(t *testing.T, s string) {
 				t.Fatalf("Find of %q without its CR = %v, not %v", line, got, want)
 			}
 		}
-	}
-}
-
-// checkPrefix checks what MayStartSecret's comment promises for p + " ".
-func checkPrefix(t *testing.T, p, s string) {
-	t.Helper()
-	p += " "
-	if MayStartSecret(p) {
-		return
-	}
-	if got, want := Find(p+s), shifted(Find(s), len(p)); !reflect.DeepEqual(got, want) {
-		t.Fatalf("Find(%q + %q) = %v, want %v", p, s, got, want)
 	}
 }
 
@@ -84,49 +72,10 @@ func TestFindIsLineLocal(t *testing.T) {
 	}
 }
 
-func TestLineLocal(t *testing.T) {
-	if LineLocal("-----BEGIN PUBLIC KEY-----") || LineLocal("a\n-----BEGIN") || !LineLocal("-----END RSA PRIVATE KEY-----\nBEGIN") {
-		t.Fatal("LineLocal must be false exactly where a key block may start")
-	}
-	// The one construct that does span lines.
+func TestAKeyBlockSpansLines(t *testing.T) {
 	s := "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIE\nuser: next"
 	if got, want := Find(s), findByLine(s); reflect.DeepEqual(got, want) {
 		t.Fatalf("a key block found line by line: %v", got)
-	}
-}
-
-func TestMayStartSecret(t *testing.T) {
-	for _, d := range detectors {
-		for _, a := range d.anchors {
-			cased := []string{a}
-			if d.fold {
-				cased = append(cased, strings.ToUpper(a), strings.ToUpper(a[:1])+a[1:])
-			}
-			for _, c := range cased {
-				if !MayStartSecret("x" + c + "x") {
-					t.Errorf("MayStartSecret(%q) = false", "x"+c+"x")
-				}
-			}
-		}
-	}
-	for _, s := range []string{"-----BEGIN", "tool(a://b): "} {
-		if !MayStartSecret(s) {
-			t.Errorf("MayStartSecret(%q) = false", s)
-		}
-	}
-	for _, s := range []string{"", "user: ", "assistant: ", "system: ", "unknown: ", "tool(grep): ", "tool(read_file): ", "tool(bash): "} {
-		if MayStartSecret(s) {
-			t.Errorf("MayStartSecret(%q) = true", s)
-		}
-	}
-}
-
-func TestMayStartSecretPrefixAddsNothing(t *testing.T) {
-	prefixes := []string{"user:", "tool(grep):", "a\nb:", "x=", "https", "postgres:", "pass", "to", "s", "k-", "[REDACTED:", "-----", "\xe5\xaf", "token:", "password is", "api_key ="}
-	for _, s := range localityInputs() {
-		for _, p := range prefixes {
-			checkPrefix(t, p, s)
-		}
 	}
 }
 
@@ -136,13 +85,4 @@ func FuzzFindIsLineLocal(f *testing.F) {
 	}
 	f.Add("token=abc123\r\npassword is AKIA" + "ABCDEFGHIJKLMNOP-x\n  eyJ")
 	f.Fuzz(checkLineLocal)
-}
-
-func FuzzMayStartSecretPrefixAddsNothing(f *testing.F) {
-	f.Add("user:", "token=abcdef123")
-	f.Add("https", "://u:p@h")
-	f.Add("pass", "word=hunter22")
-	f.Add("tool(x)", "[REDACTED:jwt]")
-	f.Add("token:", "abcdef123456")
-	f.Fuzz(checkPrefix)
 }

@@ -320,7 +320,8 @@ func acceptSpokenPassword(s string, _, value []int) bool {
 // one starting first, so every byte any detector flags is covered. Existing
 // [REDACTED:<class>] markers are never reported.
 //
-// In a text for which LineLocal holds, what Find finds in each line depends
+// In a text without "-----BEGIN" (no private key block, the one construct
+// whose body may run over many lines), what Find finds in each line depends
 // on that line alone: Find finds in the line just what it finds in the line
 // on its own, and the same again in the line with spaces put before it or a
 // carriage return taken from its end. Callers that reshape redacted text
@@ -370,11 +371,6 @@ func markerEnd(s string, start int) int {
 	}
 	return j + 1
 }
-
-// LineLocal reports whether no secret Find could report in s spans a line
-// feed: s holds no "-----BEGIN", so no private key block, whose body may run
-// over many lines; no other construct holds a line feed.
-func LineLocal(s string) bool { return !strings.Contains(s, pemStart) }
 
 // candidate is a detection before overlaps are merged.
 type candidate struct {
@@ -445,37 +441,6 @@ func (x *anchorTable) nextPair(s string, i int) int {
 		i++
 	}
 	return -1
-}
-
-// anyAnchorAt reports whether some anchor occurs at s[i].
-func (x *anchorTable) anyAnchorAt(s string, i int) bool {
-	for _, k := range x.byFirst[s[i]] {
-		a := x.anchors[k]
-		if hasAnchor(s[i:], a.text, detectors[a.detector].fold) {
-			return true
-		}
-	}
-	return false
-}
-
-// MayStartSecret reports whether a secret could begin in s: whether s holds
-// "-----BEGIN" or one of the literal anchors detectors are run from ("sk-",
-// "token", "://" and the like, in any case where the detector ignores
-// case). Every secret Find reports belongs to a construct that starts at
-// one of them, or at the URL scheme just before "://", and none of them
-// holds a space. So when s ends in a space and MayStartSecret(s) is false,
-// Find(s + t) is Find(t) shifted by len(s), whatever t is.
-func MayStartSecret(s string) bool {
-	if strings.Contains(s, pemStart) {
-		return true
-	}
-	x := &anchorIndex
-	for i := x.nextPair(s, 0); i >= 0; i = x.nextPair(s, i+1) {
-		if x.anyAnchorAt(s, i) {
-			return true
-		}
-	}
-	return false
 }
 
 // cases returns c, and its upper-case form too when fold is set and c is a
