@@ -140,8 +140,8 @@ func (c Config) ConsumerConfig() jetstream.ConsumerConfig {
 }
 
 // Run consumes until ctx ends, then drains: it stops pulling, lets in-flight
-// requests finish for up to DrainTimeout (then Naks them), flushes the
-// outbox, and returns nil. It survives server restarts and a deleted
+// requests finish for up to DrainTimeout (then Naks them), drains the
+// outbox relay, and returns nil. It survives server restarts and a deleted
 // consumer by re-creating the consumer and pulling again. It returns an
 // error only when a test crash point stopped it.
 func (p *Processor) Run(ctx context.Context) error {
@@ -159,7 +159,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	}
 	flushCtx, cancel := context.WithTimeout(context.Background(), max(p.cfg.DrainTimeout, 5*time.Second))
 	defer cancel()
-	if err := p.relay.Flush(flushCtx); err != nil {
+	if err := p.relay.Drain(flushCtx); err != nil {
 		p.log.Warn("consumer: outbox flush on shutdown incomplete; the next start finishes it", "err", err)
 	}
 	return nil

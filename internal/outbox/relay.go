@@ -97,6 +97,7 @@ type Relay struct {
 	waiting map[string]sighting      // revisions seen by the watch, in their grace period
 	done    map[string]deliveredMark // key → the last revision a writer left without records
 	rescan  bool
+	scanned bool // a scan of every key has finished since Run started
 }
 
 // deliveredMark is the revision a writer left a key at after delivering
@@ -185,6 +186,9 @@ func (r *Relay) scan(ctx context.Context, deliverNow bool) error {
 				return errors.New("outbox: scan watch closed")
 			}
 			if e == nil {
+				r.mu.Lock()
+				r.scanned = true
+				r.mu.Unlock()
 				return nil // every current value seen
 			}
 			if e.Operation() != jetstream.KeyValuePut || !hasRecords(e.Value()) {
@@ -314,8 +318,45 @@ func (r *Relay) retryPending(ctx context.Context) {
 	}
 }
 
-// Flush publishes the pending records of every key in the bucket, for
-// shutdown or an explicit sweep. It returns the errors of the keys it could
+// Drain finishes this relay's own work before its process stops: it writes
+// the queued clears and delivers the keys it knows may hold unpublished
+// records (deliveries that failed, and revisions the watch saw whose grace
+// period has not passed). It sweeps the whole bucket with Flush instead when
+// those sets overflowed, or when Run has not finished its first scan. Reading every head on each stop would cost a read
+// per lane the bucket holds, however few this process touched; records no
+// running relay knows of (a crash) are found by the scan of the next start,
+// and a request whose own publish failed is redelivered and publishes again.
+func (r *Relay) Drain(ctx context.Context) error {
+	r.clearQueued(ctx)
+	r.mu.Lock()
+	keys := make([]string, 0, len(r.retry)+len(r.waiting))
+	for k := range r.retry {
+		keys = append(keys, k)
+	}
+	for k := range r.waiting {
+		if _, listed := r.retry[k]; !listed {
+			keys = append(keys, k)
+		}
+	}
+	clear(r.retry)
+	clear(r.waiting)
+	sweep := r.rescan || !r.scanned
+	r.rescan = false
+	r.mu.Unlock()
+	if sweep {
+		return r.Flush(ctx)
+	}
+	var errs []error
+	for _, k := range keys {
+		if err := r.Deliver(ctx, k); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Flush publishes the pending records of every key in the bucket: a sweep,
+// for a relay that lost track of the keys it should retry. It returns the errors of the keys it could
 // not finish, joined.
 func (r *Relay) Flush(ctx context.Context) error {
 	r.clearQueued(ctx)

@@ -341,3 +341,61 @@ func TestRelayReportsTheClearOfACommittedValue(t *testing.T) {
 		t.Fatalf("OnCleared(%d, %d); committed %d, stored revision %d: %s", c.committed, c.cleared, rev, entry.Revision(), entry.Value())
 	}
 }
+
+// A drain reads only the keys its relay knows may hold unpublished records,
+// not every head in the bucket, and publishes those.
+func TestDrainReadsOnlyTheKeysItKnowsArePending(t *testing.T) {
+	f := newFixture(t)
+	const settled = 300
+	for i := range settled {
+		f.put(t, fmt.Sprintf("settled-%d", i))
+	}
+	kv := &countingKV{KeyValue: f.kv}
+	cfg := DefaultRelayConfig()
+	cfg.Grace = time.Minute // the watch leaves a new revision waiting
+	r, err := NewRelay(kv, f.js, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runRelay(t, r)
+	relayState := func(ready func() bool, what string) {
+		testenv.Eventually(t, 10*time.Second, func() error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if !ready() {
+				return fmt.Errorf("the relay has not %s yet", what)
+			}
+			return nil
+		})
+	}
+	relayState(func() bool { return r.scanned }, "scanned the bucket")
+	f.put(t, "other", rec("other:1")) // written by a writer that will not deliver it
+	relayState(func() bool { _, ok := r.waiting["other"]; return ok }, "seen the new revision")
+	before := kv.gets.Load()
+	if err := r.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := kv.gets.Load() - before; got != 1 {
+		t.Fatalf("drain read %d values, want 1 (the key waiting for its grace period)", got)
+	}
+	if n, _ := f.pending(t, "other"); n != 0 || f.events(t)["other:1"] != 1 {
+		t.Fatal("drain did not publish and clear the waiting key")
+	}
+}
+
+// A relay that has not finished a scan of the bucket cannot know what is
+// pending: its drain sweeps every key.
+func TestDrainBeforeAScanSweepsTheBucket(t *testing.T) {
+	f := newFixture(t)
+	f.put(t, "left", rec("left:1"))
+	r, err := NewRelay(f.kv, f.js, DefaultRelayConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.pending(t, "left"); n != 0 || f.events(t)["left:1"] != 1 {
+		t.Fatal("drain did not deliver the records left in the bucket")
+	}
+}
