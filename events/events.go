@@ -116,12 +116,26 @@ type Failed struct {
 	StreamSequence uint64 `json:"stream_sequence" doc:"the request's sequence in COMPACT_REQUESTS"`
 }
 
+// The kinds of a harvested fact (Fact.Kind).
+const (
+	FactPreference  = "preference"  // a convention or preference: "we use pnpm, not npm"
+	FactDecision    = "decision"    // a decision taken: "we decided to keep v1 frozen until March"
+	FactConstraint  = "constraint"  // a rule not to break: "never log request bodies"
+	FactEnvironment = "environment" // where things are: hosts, URLs, paths, versions, channels
+	FactIdentity    = "identity"    // who is who and who owns what
+	FactNote        = "note"        // a note meant for later: "for future reference, ..."
+)
+
+// FactKinds lists every fact kind, in the order MEMORY.md groups them.
+var FactKinds = []string{FactPreference, FactDecision, FactConstraint, FactEnvironment, FactIdentity, FactNote}
+
 // Fact is one harvested fact.
 type Fact struct {
 	Slug       string   `json:"slug" doc:"the fact's key within its scope; a later harvest of the same slug updates it"`
-	Title      string   `json:"title" doc:"a short name for the fact"`
-	Body       string   `json:"body" doc:"the fact, redacted of secrets"`
-	Topics     []string `json:"topics" doc:"topic words for retrieval"`
+	Kind       string   `json:"kind" doc:"what sort of fact it is" enum:"preference|decision|constraint|environment|identity|note"`
+	Title      string   `json:"title" doc:"what the fact is, in a few words"`
+	Body       string   `json:"body" doc:"the fact as it was stated, redacted of secrets"`
+	Topics     []string `json:"topics" doc:"the fact's own terms (tools, languages, paths, services, people), lower-case, for retrieval"`
 	Confidence float64  `json:"confidence" doc:"0..1; facts harvested from a compaction are low-trust (0.3)"`
 	Provenance string   `json:"provenance" doc:"how the fact was obtained: compaction for harvested facts"`
 	Source     string   `json:"source" doc:"the conversation and checkpoint the fact was cut from"`
@@ -139,8 +153,20 @@ type MemoryFlushed struct {
 	Count          int       `json:"count"`
 	Duplicates     int       `json:"duplicates"`
 	Redacted       int       `json:"redacted"`
+	LeftOut        int       `json:"left_out" doc:"facts not stored because the harvest reached its facts bound (--harvest-max-facts); the weakest are left out"`
 	Extractor      string    `json:"extractor"`
+	Coverage       Coverage  `json:"coverage" doc:"how much of the cut the extractor read"`
 	OccurredAt     time.Time `json:"occurred_at" doc:"when Cairn published the event"`
+}
+
+// Coverage says how much of a compaction's cut a harvest read. The offline
+// extractor reads every entry; a model extractor reads the cut in windows,
+// oldest first, and stops at its call bound.
+type Coverage struct {
+	EntriesCut  int  `json:"entries_cut" doc:"the entries the compaction cut"`
+	EntriesRead int  `json:"entries_read" doc:"the cut entries the extractor read, oldest first"`
+	Complete    bool `json:"complete" doc:"true when every cut entry was read"`
+	ModelCalls  int  `json:"model_calls" doc:"the model calls the harvest made (0 for the offline extractor)"`
 }
 
 // MemoryFailed is published when a harvest gave up. The compaction it came

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -11,12 +13,15 @@ import (
 )
 
 func init() {
-	register(command{name: "facts", summary: "facts list: show the harvested facts of a scope", run: runFacts})
+	register(command{name: "facts", summary: "facts list: show the harvested facts of a scope; facts extract FILE: what a request's cut would yield, offline", run: runFacts})
 }
 
 func runFacts(ctx context.Context, args []string, io stdio) int {
+	if len(args) > 0 && args[0] == "extract" {
+		return runFactsExtract(ctx, args[1:], io)
+	}
 	if len(args) == 0 || args[0] != "list" {
-		return usageError(io, "usage: processor facts list --scope kind:id [--json] [--nats-url URL]")
+		return usageError(io, "usage: processor facts list --scope kind:id [--json] [--nats-url URL]\n       processor facts extract [--whole-lane] [--explain] [--json] FILE")
 	}
 	fs := newFlagSet("facts list", "facts list --scope kind:id [flags]", io)
 	var nf natsFlags
@@ -60,14 +65,18 @@ func withFactStore(ctx context.Context, nf natsFlags, name string, timeout time.
 // printFacts writes a table of facts, newest first, one line each.
 func printFacts(io stdio, list []facts.Fact) {
 	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SLUG\tUPDATED\tPROVENANCE\tTOPICS\tTITLE")
+	fmt.Fprintln(tw, "SLUG\tUPDATED\tKIND\tPROVENANCE\tTOPICS\tTITLE")
 	for _, f := range list {
-		topics := "-"
-		if len(f.Topics) > 0 {
-			topics = fmt.Sprint(f.Topics)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Slug, f.UpdatedAt.UTC().Format(time.RFC3339), f.Provenance, topics, f.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Slug, f.UpdatedAt.UTC().Format(time.RFC3339), cmp.Or(f.Kind, facts.KindNote), f.Provenance, topicList(f.Topics), f.Title)
 	}
 	tw.Flush()
 	fmt.Fprintf(io.err, "%d facts\n", len(list))
+}
+
+// topicList shows topics as "a, b" or "-" for none.
+func topicList(topics []string) string {
+	if len(topics) == 0 {
+		return "-"
+	}
+	return strings.Join(topics, ", ")
 }

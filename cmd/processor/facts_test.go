@@ -49,7 +49,7 @@ func TestFactsListAndMemoryRender(t *testing.T) {
 	}
 
 	code, out, _ = runFactsCmd(t, "facts", "list", "--scope", "user:alice", "--nats-url", srv.URL())
-	if code != 0 || !strings.Contains(out, "SLUG") || !strings.Contains(out, "Staging is read-only") || !strings.Contains(out, "[tools]") {
+	if code != 0 || !strings.Contains(out, "SLUG") || !strings.Contains(out, "Staging is read-only") || !strings.Contains(out, " tools ") {
 		t.Fatalf("facts list table (exit %d):\n%s", code, out)
 	}
 

@@ -15,6 +15,7 @@ type harvestFlags struct {
 	model     string
 	endpoints string
 	routes    string
+	maxCalls  int
 }
 
 func (h *harvestFlags) register(fs *flag.FlagSet) {
@@ -22,12 +23,16 @@ func (h *harvestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.model, "harvest-model", "", "fast model of the model extractor, at --base-url with --api-key")
 	fs.StringVar(&h.endpoints, "harvest-endpoints", "", "extra model extractors as name=model@base-url, comma-separated (key from --api-key / OPENAI_API_KEY)")
 	fs.StringVar(&h.routes, "harvest-routes", "", "per-scope extractors as kind:id=name or kind:*=name, comma-separated (names: heuristic, model, or an endpoint)")
+	fs.IntVar(&h.maxCalls, "harvest-max-calls", facts.DefaultModelMaxCalls, "model calls a harvest job may make: a model extractor reads the cut in windows of 24 000 characters, one call each, and memory.flushed's coverage says how much it read (1..256)")
 }
 
 // router builds the extractors the flags name and the per-scope routes
 // between them. A model extractor uses the same retry policy as the
 // summarizer.
 func (h harvestFlags) router(m modelFlags, maxFacts int) (*facts.Router, error) {
+	if h.maxCalls < 1 || h.maxCalls > 256 {
+		return nil, fmt.Errorf("--harvest-max-calls must be 1..256, got %d", h.maxCalls)
+	}
 	byName := map[string]facts.Extractor{"heuristic": facts.Heuristic{}}
 	newModel := func(model, baseURL string) (facts.Extractor, error) {
 		cfg := m.llmConfig()
@@ -39,7 +44,7 @@ func (h harvestFlags) router(m modelFlags, maxFacts int) (*facts.Router, error) 
 		if err != nil {
 			return nil, err
 		}
-		return facts.NewModel(client, maxFacts, 0)
+		return facts.NewModel(client, min(maxFacts, 64), 0, h.maxCalls)
 	}
 	if h.model != "" {
 		ex, err := newModel(h.model, "")

@@ -14,6 +14,7 @@ func TestHarvestRouting(t *testing.T) {
 		model:     "fast-model",
 		endpoints: "acme=acme-model@" + fake.BaseURL(),
 		routes:    "tenant:acme=acme,user:*=model",
+		maxCalls:  facts.DefaultModelMaxCalls,
 	}
 	m := defaultModelFlags()
 	m.baseURL = fake.BaseURL()

@@ -17,9 +17,9 @@ func ExampleBuildJob() {
 	})
 	fmt.Println(job.MsgID())
 	fmt.Println(job.Transcript)
-	cands, _ := facts.Heuristic{}.Extract(context.Background(), job)
-	for _, c := range cands {
-		fmt.Println("fact:", c.Body)
+	ext, _ := facts.Heuristic{}.Extract(context.Background(), job)
+	for _, c := range ext.Candidates {
+		fmt.Printf("%s fact: %s (%s)\n", c.Kind, c.Title, c.Rule)
 	}
 	// Output:
 	// harvest:conv-7:ckpt-42
@@ -27,5 +27,5 @@ func ExampleBuildJob() {
 	//   Let's look at the logs.
 	// tool(bash): $ tail app.log
 	//   ERROR timeout
-	// fact: Remember that staging is read-only.
+	// constraint fact: Staging is read-only (constraint/forbidden)
 }

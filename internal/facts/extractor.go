@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // Candidate is a fact an extractor proposes, before it is sanitized,
@@ -12,17 +14,39 @@ type Candidate struct {
 	Title  string   `json:"title"`
 	Body   string   `json:"body"`
 	Topics []string `json:"topics"`
+	// Kind is one of Kinds; an unknown or empty kind is stored as KindNote.
+	Kind Kind `json:"kind"`
+	// Rule names what made the extractor propose the fact (a heuristic
+	// rule, or "model"), for `processor facts extract`; it is not stored.
+	Rule string `json:"-"`
+	// Score ranks candidates when a job proposes more than it may store:
+	// the highest are kept, ties in transcript order.
+	Score float64 `json:"-"`
+	// EntryID is the cut entry the fact was stated in, when known.
+	EntryID string `json:"-"`
 }
 
-// Extractor proposes durable facts from a harvest job's transcript.
+// Extraction is what an extractor proposes from one job, and how much of
+// the cut it read to do so.
+type Extraction struct {
+	Candidates []Candidate
+	// Coverage says how much of the cut was read; an extractor that read
+	// every entry sets EntriesRead to EntriesCut.
+	Coverage Coverage
+}
+
+// Coverage is how much of a job's cut an extractor read
+// (memory.flushed "coverage").
+type Coverage = events.Coverage
+
+// Extractor proposes durable facts from a harvest job's cut.
 //
-// Extract honours ctx and returns candidates in its preferred order (the
-// harvest keeps the first MaxFacts that survive). An error fails the attempt:
-// the worker writes nothing and retries the job later. An *errcode.Error is
-// reported as is in memory.failed; any other error as harvest_failed.
-// Implementations must be safe for concurrent use.
+// Extract honours ctx and reads the job's entries (Job.CutEntries). An
+// error fails the attempt: the worker writes nothing and retries the job
+// later. An *errcode.Error is reported as is in memory.failed; any other
+// error as harvest_failed. Implementations must be safe for concurrent use.
 type Extractor interface {
-	Extract(ctx context.Context, job Job) ([]Candidate, error)
+	Extract(ctx context.Context, job Job) (Extraction, error)
 	// Name is reported in the flushed event's "extractor" field.
 	Name() string
 }

@@ -1,8 +1,10 @@
 package facts
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairnhq/cairn/events"
@@ -12,7 +14,7 @@ import (
 
 // Result is what one harvest stored.
 type Result struct {
-	// Facts are the stored facts, in the extractor's order.
+	// Facts are the stored facts, in transcript order.
 	Facts []Fact
 	// Duplicates counts candidates skipped because a fact with the same
 	// normalized body is already stored for the scope (or earlier in the job).
@@ -20,8 +22,13 @@ type Result struct {
 	// Redacted counts candidates in which a secret was masked, including
 	// those dropped for holding nothing but secrets.
 	Redacted int
+	// LeftOut counts candidates not stored because the job reached its
+	// facts bound: the weakest are left out.
+	LeftOut int
 	// Extractor names the extractor that proposed the facts.
 	Extractor string
+	// Coverage says how much of the cut the extractor read.
+	Coverage Coverage
 }
 
 // Harvester runs one job: extract, sanitize, redact, deduplicate, store. It
@@ -39,7 +46,7 @@ type Harvester struct {
 func (h *Harvester) Harvest(ctx context.Context, job Job) (Result, error) {
 	job = scrubJob(job)
 	ex := h.Extractors.For(job.Scope)
-	cands, err := safeExtract(ctx, ex, job)
+	ext, err := safeExtract(ctx, ex, job)
 	if err != nil {
 		return Result{}, err
 	}
@@ -53,8 +60,8 @@ func (h *Harvester) Harvest(ctx context.Context, job Job) (Result, error) {
 		existing[st.BodySHA256] = st.Slug
 		bySlug[st.Slug] = st
 	}
-	picked, res := choose(cands, existing, job, h.MaxFacts)
-	res.Extractor = ex.Name()
+	picked, res := choose(ext.Candidates, existing, job, h.MaxFacts)
+	res.Extractor, res.Coverage = ex.Name(), ext.Coverage
 	for _, f := range picked {
 		// What the watch read is the key's state unless a concurrent run
 		// wrote since; the compare-and-swap tells, and only then is it read.
@@ -86,7 +93,7 @@ func scrubJob(job Job) Job {
 }
 
 // safeExtract calls the extractor, turning a panic into an error.
-func safeExtract(ctx context.Context, ex Extractor, job Job) (cands []Candidate, err error) {
+func safeExtract(ctx context.Context, ex Extractor, job Job) (ext Extraction, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = errcode.WithDetails(errcode.HarvestFailed, fmt.Sprintf("extractor %s panicked", ex.Name()), map[string]any{"panic": fmt.Sprint(r)})
@@ -95,18 +102,18 @@ func safeExtract(ctx context.Context, ex Extractor, job Job) (cands []Candidate,
 	return ex.Extract(ctx, job)
 }
 
-// choose turns candidates into facts in order: sanitize, redact (dropping
-// facts that are nothing but secrets), skip duplicates of stored facts and of
-// earlier candidates, and stop at maxFacts. A stored fact with the same slug
-// is the same note from an earlier run of this job, not a duplicate.
+// choose turns candidates into facts: sanitize, redact (dropping facts
+// that are nothing but secrets), skip duplicates of stored facts and of
+// earlier candidates, then keep the maxFacts highest-scored (ties in
+// transcript order) and return them in transcript order. A stored fact with
+// the same slug is the same note from an earlier run of this job, not a
+// duplicate.
 func choose(cands []Candidate, existing map[string]string, job Job, maxFacts int) ([]Fact, Result) {
 	var res Result
 	var out []Fact
+	var scores []float64
 	seenHash, seenSlug := map[string]bool{}, map[string]bool{}
 	for _, raw := range cands {
-		if len(out) == maxFacts {
-			break
-		}
 		c, red, only := redactCandidate(raw)
 		// Sanitizing may join text a control character split; mask again.
 		c2, red2, only2 := redactCandidate(sanitize(c))
@@ -126,6 +133,7 @@ func choose(cands []Candidate, existing map[string]string, job Job, maxFacts int
 		out = append(out, Fact{
 			Slug:       slug,
 			Scope:      job.Scope,
+			Kind:       validKind(raw.Kind),
 			Title:      c2.Title,
 			Body:       c2.Body,
 			Topics:     c2.Topics,
@@ -134,9 +142,53 @@ func choose(cands []Candidate, existing map[string]string, job Job, maxFacts int
 			Source:     Source(job.ConversationID, job.HeadEntryID),
 			Pinned:     false,
 			BodySHA256: hash,
+			EntryID:    raw.EntryID,
+			Rule:       raw.Rule,
 		})
+		scores = append(scores, raw.Score)
 	}
-	return out, res
+	kept := strongest(scores, maxFacts)
+	res.LeftOut = len(out) - len(kept)
+	picked := make([]Fact, 0, len(kept))
+	for _, i := range kept {
+		picked = append(picked, out[i])
+	}
+	return picked, res
+}
+
+// strongest returns the indexes of the n highest scores, ties to the
+// earlier, in ascending index order.
+func strongest(scores []float64, n int) []int {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(idx) <= n {
+		return idx
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	idx = idx[:n]
+	slices.Sort(idx)
+	return idx
+}
+
+// Preview is what the default extractor would store from a job, offline:
+// the harvest without a store (no dedupe against stored facts).
+type Preview struct {
+	Result
+	// Entries are the job's entries as the extractor read them: injected
+	// memory removed, secrets redacted.
+	Entries []Entry
+}
+
+// PreviewHeuristic runs the heuristic extractor and the harvest's
+// sanitizing, redaction, dedupe and facts bound over job, storing nothing.
+func PreviewHeuristic(ctx context.Context, job Job, maxFacts int) Preview {
+	job = scrubJob(job)
+	ext, _ := Heuristic{}.Extract(ctx, job)
+	picked, res := choose(ext.Candidates, nil, job, maxFacts)
+	res.Facts, res.Extractor, res.Coverage = picked, Heuristic{}.Name(), ext.Coverage
+	return Preview{Result: res, Entries: job.Entries}
 }
 
 // FlushedEventID is the event id of a job's memory.flushed event: derived
@@ -152,7 +204,7 @@ func Flushed(job Job, res Result, now time.Time) events.MemoryFlushed {
 	list := make([]events.Fact, 0, len(res.Facts))
 	for _, f := range res.Facts {
 		list = append(list, events.Fact{
-			Slug: f.Slug, Title: f.Title, Body: f.Body, Topics: f.Topics,
+			Slug: f.Slug, Kind: validKind(f.Kind), Title: f.Title, Body: f.Body, Topics: f.Topics,
 			Confidence: f.Confidence, Provenance: f.Provenance, Source: f.Source,
 		})
 	}
@@ -167,8 +219,10 @@ func Flushed(job Job, res Result, now time.Time) events.MemoryFlushed {
 		Count:          len(list),
 		Duplicates:     res.Duplicates,
 		Redacted:       res.Redacted,
+		LeftOut:        res.LeftOut,
 		Extractor:      res.Extractor,
-		OccurredAt:     now.UTC(),
+		Coverage:       res.Coverage,
+		OccurredAt:     eventTime(now),
 	}
 }
 
@@ -195,6 +249,10 @@ func Failed(job Job, err error, now time.Time) events.MemoryFailed {
 		HeadEntryID:    job.HeadEntryID,
 		Scope:          job.Scope,
 		Error:          events.Error{Code: e.Code, Message: msg, Details: details, Retryable: false},
-		OccurredAt:     now.UTC(),
+		OccurredAt:     eventTime(now),
 	}
 }
+
+// eventTime is an event's occurred_at: UTC, whole seconds, as every
+// Cairn event has it (subjects.md).
+func eventTime(now time.Time) time.Time { return now.UTC().Truncate(time.Second) }

@@ -8,17 +8,19 @@ import (
 	"unicode/utf8"
 )
 
-// Bounds of the heuristic extractor, in characters (runes).
-const (
-	minLineRunes  = 20
-	maxLineRunes  = 200
-	maxTitleRunes = 80
-)
+// maxTitleRunes bounds a heuristic fact's title.
+const maxTitleRunes = 90
 
 // Heuristic is the default extractor: offline and deterministic. It reads
-// only user entries, line by line, and keeps lines that state a standing rule
-// or preference. The zero value is ready to use and
-// safe for concurrent use.
+// every entry of the cut, sentence by sentence, and keeps the statements
+// that say a durable fact: conventions and preferences, decisions,
+// constraints, environment facts, ownership and identity, and notes meant
+// for later, in English and Chinese (rules.go). It skips questions,
+// chatter, hedges, transient state and secrets, and it never reads tool
+// results: a fetched page or a command's output is data, never a source
+// of facts or instructions. An assistant entry counts only where it
+// records a decision or restates the user's rule ("Noted: staging is
+// read-only"). The zero value is ready to use and safe for concurrent use.
 type Heuristic struct{}
 
 var _ Extractor = Heuristic{}
@@ -26,70 +28,181 @@ var _ Extractor = Heuristic{}
 // Name returns "heuristic".
 func (Heuristic) Name() string { return "heuristic" }
 
-// Extract returns one candidate per qualifying line of the job's user
-// entries, in transcript order. It never fails.
-func (Heuristic) Extract(ctx context.Context, job Job) ([]Candidate, error) {
+// Extract returns one candidate per statement kept, in transcript order,
+// reading every entry. It fails only when ctx ends.
+func (Heuristic) Extract(ctx context.Context, job Job) (Extraction, error) {
+	entries := jobEntries(job)
 	var out []Candidate
-	for _, e := range jobEntries(job) {
-		if e.Role != "user" {
+	for i, e := range entries {
+		if i%64 == 0 && ctx.Err() != nil {
+			return Extraction{}, ctx.Err()
+		}
+		out = append(out, entryFacts(e)...)
+	}
+	n := len(entries)
+	return Extraction{Candidates: out, Coverage: Coverage{EntriesCut: n, EntriesRead: n, Complete: true}}, nil
+}
+
+// entryFacts returns the facts one entry states.
+func entryFacts(e Entry) []Candidate {
+	if e.Role != "user" && e.Role != "assistant" {
+		return nil // tool results are data; system prompts are the agent's own
+	}
+	var out []Candidate
+	for _, s := range statements(StripMemory(e.Content)) {
+		if c, ok := judge(s, e.Role == "assistant"); ok {
+			c.EntryID = e.ID
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Verdict is how the heuristic weighs one statement, for `processor facts
+// extract --explain`: the rule that matched and the score, or why it was
+// left out.
+type Verdict struct {
+	Text  string  `json:"text"`
+	Kept  bool    `json:"kept"`
+	Kind  Kind    `json:"kind,omitempty"`
+	Rule  string  `json:"rule,omitempty"`
+	Score float64 `json:"score,omitempty"`
+	// Skipped says why a statement was left out: question, chatter,
+	// hedge, transient, secret, injection, assistant or below_score.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// Explain weighs every statement of one entry and says what became of
+// each. Tool, system and developer entries yield no verdicts.
+func Explain(e Entry) []Verdict {
+	if e.Role != "user" && e.Role != "assistant" {
+		return nil
+	}
+	var out []Verdict
+	for _, s := range statements(StripMemory(e.Content)) {
+		out = append(out, weigh(s, e.Role == "assistant"))
+	}
+	return out
+}
+
+// judge returns the candidate a statement yields, if it is kept.
+func judge(s statement, assistant bool) (Candidate, bool) {
+	v := weigh(s, assistant)
+	if !v.Kept {
+		return Candidate{}, false
+	}
+	return Candidate{
+		Title:  titleOf(s, v.Kind),
+		Body:   s.text,
+		Topics: topicsOf(s.text),
+		Kind:   v.Kind,
+		Rule:   v.Rule,
+		Score:  v.Score,
+	}, true
+}
+
+// restating starts an assistant sentence that repeats the user's rule.
+var restating = re(`^(?:noted|understood|got it|will do|agreed|confirmed|recorded|all recorded|acknowledged|roger|okay, noted|ok, noted|i've noted|i have noted|saved|logged)\b|^(?:好的|明白|收到|记下了|记住了|了解|没问题|已记录|已记下|已记住|已备注|备注已添加|已保存|已登记)`)
+
+// weigh applies the vetoes and rules to one statement.
+func weigh(s statement, assistant bool) Verdict {
+	v := Verdict{Text: s.text}
+	if why := vetoed(s, s.raw); why != "" {
+		v.Skipped = why
+		return v
+	}
+	best, ok := bestRule(s)
+	if !ok {
+		v.Skipped = "below_score"
+		return v
+	}
+	v.Kind, v.Rule = best.kind, best.name
+	score := best.weight
+	standing := standingMarker.MatchString(s.lower)
+	if standing {
+		score += standingBonus
+	}
+	if best.kind != KindNote && noteMarker.MatchString(s.lower) {
+		score += noteBonus
+	}
+	if weakTransient(s) && best.weight < 3 && !standing {
+		v.Skipped = "transient"
+		return v
+	}
+	if assistant {
+		recorded := best.kind == KindDecision && best.weight >= 3
+		restated := restating.MatchString(strings.ToLower(s.raw)) && (best.kind != KindNote || best.name == "note/recorded")
+		if !recorded && !restated {
+			v.Skipped = "assistant"
+			return v
+		}
+		score -= 0.25
+	}
+	if score < keepScore {
+		v.Skipped = "below_score"
+		return v
+	}
+	v.Kept, v.Score = true, score
+	return v
+}
+
+// bestRule returns the heaviest rule the statement matches, the first of
+// equal weight.
+func bestRule(s statement) (rule, bool) {
+	var best rule
+	found := false
+	for _, r := range rules {
+		if found && r.weight <= best.weight {
 			continue
 		}
-		for line := range strings.SplitSeq(e.Content, "\n") {
-			line = strings.TrimSpace(line)
-			if !durableLine(line) {
-				continue
-			}
-			out = append(out, Candidate{Title: shortTitle(line, maxTitleRunes), Body: line, Topics: []string{}})
+		text := s.lower
+		if r.cased {
+			text = s.text
 		}
+		if !r.re.MatchString(text) || r.unless != nil && r.unless.MatchString(text) || r.needs != nil && !r.needs(s) {
+			continue
+		}
+		best, found = r, true
 	}
-	return out, ctx.Err()
+	return best, found
 }
 
-// Line rules of the heuristic extractor.
 var (
-	startWords   = []string{"remember", "记住", "注意", "约定", "以后"}
-	latinWords   = map[string]bool{"must": true, "always": true, "never": true}
-	chineseWords = []string{"必须", "一定"}
+	// leadIn is wording that introduces a fact without being part of it.
+	leadIn   = re(`(?i)^(?:(?:remember|note|nb|fyi|heads[ -]up|for the record|for future reference|for reference|for context|keep in mind|bear in mind|important|reminder|please note|just so you know|worth noting|decision(?: recorded| made)?|agreed|noted|understood|got it|confirmed|recorded|psa|please)\b(?:\s+that\b)?[\s:,—–-]*)+`)
+	leadInZh = re(`^(?:(?:记住|注意|备注|提醒一下|提醒|补充一下|补充|供参考|说明|决定|约定|结论)[：:，,]\s*|(?:记住|注意|请)\s*)+`)
+	// iAmOwner is "I'm Dana, and I own the billing service".
+	iAmOwner = re(`^(?:I'm|I am|I’m|My name is)\s+([A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+)?)[\s,—–-]*(?:and\s+)?I\s+(own|maintain|lead|manage|run|look after)\s+(.+)$`)
+	// danglingWord ends a title cut mid-phrase ("... updated through the").
+	danglingWord = re(`(?i)(?:\s+(?:the|a|an|of|to|through|for|with|and|or|in|on|at|by|from|via|into|when|if|that|which|is|are|be))+$`)
+	// clauseBreak ends the first clause of a long statement.
+	clauseBreak = re(`;|；| — | – |, because | because |, since |, so |, which |，因为|，所以|（|\(`)
 )
 
-// durableLine reports whether line, already trimmed, is kept: 20..200 runes,
-// and it starts with a marker word (case-insensitively for Latin script) or
-// holds "must", "always", "never" as whole words, or 必须 or 一定.
-//
-// One rule goes beyond the keywords: a line holding a question mark is a
-// question ("Must we rerun it?", "你一定知道吧？", "Remember when ...?"),
-// not a standing fact, and is skipped. On the labelled conversations under
-// testdata/quality it removes three of six false positives and no true one.
-func durableLine(line string) bool {
-	n := utf8.RuneCountInString(line)
-	if n < minLineRunes || n > maxLineRunes || strings.ContainsAny(line, "?？") {
-		return false
+// titleOf says what the fact is in a few words: the statement without its
+// lead-in ("Remember that", "FYI", 记住：), a first-person ownership
+// statement turned into "<name> owns <thing>", and a long statement cut to
+// its first clause, capitalised and without end punctuation.
+func titleOf(s statement, kind Kind) string {
+	t := strings.TrimSpace(leadInZh.ReplaceAllString(leadIn.ReplaceAllString(s.text, ""), ""))
+	if t == "" {
+		t = s.text
 	}
-	lower := strings.ToLower(line)
-	for _, w := range startWords {
-		if strings.HasPrefix(lower, w) {
-			return true
+	if kind == KindIdentity {
+		if m := iAmOwner.FindStringSubmatch(t); m != nil {
+			t = m[1] + " " + m[2] + "s " + m[3]
 		}
 	}
-	for _, w := range chineseWords {
-		if strings.Contains(line, w) {
-			return true
+	if utf8.RuneCountInString(t) > maxTitleRunes {
+		if loc := clauseBreak.FindStringIndex(t); loc != nil && utf8.RuneCountInString(t[:loc[0]]) >= 12 {
+			t = t[:loc[0]]
 		}
 	}
-	for _, w := range latinTokens(lower) {
-		if latinWords[w] {
-			return true
-		}
+	if cut := shortTitle(t, maxTitleRunes); cut != t {
+		t = danglingWord.ReplaceAllString(cut, "")
 	}
-	return false
-}
-
-// latinTokens splits s into runs of ASCII letters, so "always," and
-// "(never)" count as words and "nevertheless" does not.
-func latinTokens(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	})
+	t = strings.TrimRightFunc(t, func(r rune) bool { return unicode.IsPunct(r) && r != ')' && r != '）' || unicode.IsSpace(r) })
+	return capitalize(t)
 }
 
 // shortTitle shortens s to at most max runes, at the last word boundary when
@@ -112,7 +225,8 @@ func shortTitle(s string, max int) string {
 var rolePrefix = regexp.MustCompile(`^(user|assistant|system|developer|unknown|tool(?:\([^)\n]{0,200}\)| [^:\n]{0,200})?): ?`)
 
 // jobEntries returns the entries an extractor reads: the job's Entries when
-// the producer sent them, else the entries parsed back from the transcript.
+// it has them (the worker reads a pointer job's cut into them), else the
+// entries parsed back from a transcript job's transcript.
 func jobEntries(job Job) []Entry {
 	if len(job.Entries) > 0 {
 		return job.Entries
@@ -123,8 +237,7 @@ func jobEntries(job Job) []Entry {
 // ParseTranscript splits a rendered transcript back into entries. A line that
 // starts at column 0 with a role prefix begins an entry; every other line
 // continues the previous one (with RenderTranscript's two-space indent
-// removed). Lines before the first entry are dropped: the transcript was cut
-// and their role is unknown.
+// removed). Lines before the first entry are dropped: their role is unknown.
 func ParseTranscript(t string) []Entry {
 	var out []Entry
 	for line := range strings.SplitSeq(t, "\n") {

@@ -65,14 +65,14 @@ func memoryLine(f Fact) string {
 }
 
 // factText joins a cleaned title and body as "title: body", or returns the
-// body alone when it starts with the title: the heuristic extractor's title
-// is its body, or the body cut short, and would otherwise be said twice
-// ("X: X"). A missing body leaves the title.
+// body alone when it already says the title (and the title is most of it): the heuristic extractor's
+// title is its body without a lead-in ("Remember that"), or cut short, and
+// would otherwise be said twice. A missing body leaves the title.
 func factText(title, body string) string {
 	switch {
 	case body == "":
 		return title
-	case strings.HasPrefix(body, title):
+	case strings.Contains(normalize(body), normalize(title)) && 2*len(title) >= len(body):
 		return body
 	}
 	return title + ": " + body

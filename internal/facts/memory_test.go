@@ -3,7 +3,6 @@ package facts
 import (
 	"context"
 	"os"
-	"strings"
 	"testing"
 )
 
@@ -45,13 +44,13 @@ func TestHeuristicFactsRenderOnce(t *testing.T) {
 	job := BuildJob("c", "h", Scope{Kind: "thread", ID: "c"}, []Entry{
 		{Role: "user", Content: "Remember: never log customer emails.\n以后提交代码之前必须先运行 make lint 检查一下。"},
 	})
-	got, err := Heuristic{}.Extract(context.Background(), job)
-	if err != nil || len(got) != 2 {
-		t.Fatalf("Extract = %+v, %v", got, err)
+	ext, err := Heuristic{}.Extract(context.Background(), job)
+	if err != nil || len(ext.Candidates) != 2 {
+		t.Fatalf("Extract = %+v, %v", ext, err)
 	}
-	for _, c := range got {
+	for _, c := range ext.Candidates {
 		line := MemoryLine(Fact{Title: c.Title, Body: c.Body})
-		if line != "- "+c.Body || strings.Count(line, c.Title) != 1 {
+		if line != "- "+c.Body {
 			t.Fatalf("line %q repeats or changes %q", line, c.Body)
 		}
 	}

@@ -39,7 +39,7 @@ func TestWorkerExpandsAPointerJob(t *testing.T) {
 	full := sampleJob()
 	entries := []Entry{
 		{ID: "e1", Role: "user", Content: "Remember that the staging database is read-only.\nThanks!"},
-		{ID: "e2", Role: "assistant", Content: "Understood, I will never write to staging."},
+		{ID: "e2", Role: "assistant", Content: "I will never write to staging, I promise."},
 		{ID: "e3", Role: "user", Content: "以后提交代码之前必须先运行 make lint 检查一下。"},
 		{ID: "e4", Role: "user", Content: "ok, what is next?"},
 		{ID: "e5", Role: "user", Content: "Remember that this one was retained, not cut."},

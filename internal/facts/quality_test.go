@@ -57,11 +57,11 @@ func TestHeuristicQuality(t *testing.T) {
 			c.Entries[j].ID = fmt.Sprintf("e%d", j)
 		}
 		job := BuildJob("conv-"+c.Name, fmt.Sprintf("ckpt-%03d", i), Scope{Kind: "thread", ID: c.Name}, c.Entries)
-		cands, err := Heuristic{}.Extract(context.Background(), job)
+		ext, err := Heuristic{}.Extract(context.Background(), job)
 		if err != nil {
 			t.Fatal(err)
 		}
-		facts, _ := choose(cands, nil, job, DefaultConfig().MaxFacts)
+		facts, _ := choose(ext.Candidates, nil, job, DefaultConfig().MaxFacts)
 
 		want := map[string]bool{}
 		for _, body := range c.Expected {

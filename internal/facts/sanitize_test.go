@@ -163,8 +163,8 @@ func TestParseScope(t *testing.T) {
 type named string
 
 func (n named) Name() string { return string(n) }
-func (n named) Extract(context.Context, Job) ([]Candidate, error) {
-	return nil, nil
+func (n named) Extract(context.Context, Job) (Extraction, error) {
+	return Extraction{}, nil
 }
 
 func TestRouter(t *testing.T) {
@@ -248,7 +248,7 @@ func TestFailedEventRedactsAndTypes(t *testing.T) {
 type panickingExtractor struct{}
 
 func (panickingExtractor) Name() string { return "panicky" }
-func (panickingExtractor) Extract(context.Context, Job) ([]Candidate, error) {
+func (panickingExtractor) Extract(context.Context, Job) (Extraction, error) {
 	panic("extractor bug")
 }
 

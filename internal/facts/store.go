@@ -37,6 +37,7 @@ const (
 type Fact struct {
 	Slug       string    `json:"slug"`
 	Scope      Scope     `json:"scope"`
+	Kind       Kind      `json:"kind"`
 	Title      string    `json:"title"`
 	Body       string    `json:"body"`
 	Topics     []string  `json:"topics"`
@@ -47,6 +48,10 @@ type Fact struct {
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	BodySHA256 string    `json:"body_sha256"`
+	// EntryID and Rule say where a harvest found the fact and why it kept
+	// it (`processor facts extract`); they are not stored.
+	EntryID string `json:"-"`
+	Rule    string `json:"-"`
 }
 
 // Source returns a compaction fact's source: "conversation:<id>#<head>".

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -38,81 +39,64 @@ func TestRenderTranscriptStripsMemoryCaseInsensitiveAndUnterminated(t *testing.T
 	}
 }
 
-func TestRenderTranscriptEntryLimitIsRuneSafe(t *testing.T) {
-	long := strings.Repeat("记", 2000)
-	got := RenderTranscript([]Entry{{Role: "user", Content: long}})
-	if !utf8.ValidString(got) {
-		t.Fatal("invalid UTF-8")
-	}
-	if n := utf8.RuneCountInString(got); n != MaxEntryRunes {
-		t.Fatalf("entry has %d runes, want %d", n, MaxEntryRunes)
-	}
-	if !strings.HasPrefix(got, "user: 记记") {
-		t.Fatalf("got prefix %q", got[:20])
-	}
-}
-
-func TestRenderTranscriptKeepsNewestWithinTotal(t *testing.T) {
+func TestWindowsReadTheWholeCut(t *testing.T) {
 	var entries []Entry
 	for i := range 40 {
-		entries = append(entries, Entry{Role: "user", Content: strings.Repeat(string(rune('a'+i%26)), 1000)})
+		entries = append(entries, Entry{Role: "user", Content: fmt.Sprintf("entry-%02d ", i) + strings.Repeat(string(rune('a'+i%26)), 1000)})
 	}
-	entries[39].Content = "最新的消息" + strings.Repeat("新", 995)
-	got := RenderTranscript(entries)
-	if n := utf8.RuneCountInString(got); n > MaxTranscriptRunes {
-		t.Fatalf("transcript has %d runes", n)
+	windows := Windows(entries, MaxTranscriptRunes)
+	if len(windows) < 2 {
+		t.Fatalf("%d windows for 40 000 runes", len(windows))
 	}
-	lines := strings.Split(got, "\n")
-	// Each line is 1006 runes plus a newline: 23 lines fit in 24 000.
-	if len(lines) != 23 {
-		t.Fatalf("kept %d entries, want 23", len(lines))
+	all := ""
+	for i, w := range windows {
+		if n := utf8.RuneCountInString(w.Text); n > MaxTranscriptRunes {
+			t.Fatalf("window %d has %d runes", i, n)
+		}
+		if i > 0 && w.End < windows[i-1].End {
+			t.Fatalf("window %d ends at %d, before window %d", i, w.End, i-1)
+		}
+		all += w.Text + "\n"
 	}
-	if !strings.HasPrefix(lines[len(lines)-1], "user: 最新的消息") {
-		t.Fatalf("newest entry not last: %q", lines[len(lines)-1][:30])
+	if last := windows[len(windows)-1].End; last != len(entries) {
+		t.Fatalf("the last window ends at entry %d of %d", last, len(entries))
+	}
+	for i := range entries {
+		if !strings.Contains(all, fmt.Sprintf("entry-%02d ", i)) {
+			t.Fatalf("entry %d is in no window", i)
+		}
 	}
 }
 
-func TestRenderNewest(t *testing.T) {
-	// An entry of content c renders as "u: c": 3 runes more than c.
-	lane := func(contentRunes ...int) []Entry {
-		out := make([]Entry, len(contentRunes))
-		for i, n := range contentRunes {
-			out[i] = Entry{Role: "u", Content: strings.Repeat("é", n)}
-		}
-		return out
+func TestWindowsSplitALongEntryRuneSafe(t *testing.T) {
+	long := strings.Repeat("记", 2000) + "以后提交之前必须先运行 make lint。"
+	windows := Windows([]Entry{{Role: "user", Content: long}}, MaxTranscriptRunes)
+	if len(windows) != 1 || !utf8.ValidString(windows[0].Text) {
+		t.Fatalf("windows = %d, valid %v", len(windows), utf8.ValidString(windows[0].Text))
 	}
-	tests := []struct {
-		contentRunes []int
-		want         int // entries kept
-	}{
-		{nil, 0},
-		{[]int{1, 1}, 2},       // 4 + 1 + 4 = 9 fit in 10
-		{[]int{1, 2}, 2},       // 4 + 1 + 5 = 10 fit exactly
-		{[]int{2, 2}, 1},       // 11 do not
-		{[]int{0, 0, 0, 6}, 1}, // the newest alone
-		{[]int{0, 30}, 0},      // even the newest alone is over
-		{[]int{0, 0, 0, 0}, 2}, // 3 + 1 + 3 + 1 + 3 = 11
+	if !strings.HasPrefix(windows[0].Text, "user: 记记") || !strings.Contains(windows[0].Text, "user (continued): ") ||
+		!strings.Contains(windows[0].Text, "以后提交之前必须先运行 make lint。") {
+		t.Fatalf("a long entry is not read whole: %q", windows[0].Text[len(windows[0].Text)-80:])
 	}
-	for _, tt := range tests {
-		kept := renderNewest(lane(tt.contentRunes...), 10)
-		if len(kept) != tt.want {
-			t.Errorf("renderNewest(%v, 10) kept %d, want %d", tt.contentRunes, len(kept), tt.want)
-			continue
-		}
-		if len(kept) > 0 && kept[0] != "u: "+strings.Repeat("é", tt.contentRunes[len(tt.contentRunes)-1]) {
-			t.Errorf("renderNewest(%v, 10) starts with %q, not the newest", tt.contentRunes, kept[0])
-		}
-	}
-	if got := lastRunes(strings.Repeat("é", 30), 10); got != strings.Repeat("é", 10) {
-		t.Fatalf("lastRunes = %q", got)
+	// A window smaller than the entry still reads all of it, piece by piece.
+	small := Windows([]Entry{{Role: "user", Content: long}}, MaxEntryRunes+10)
+	if len(small) != 2 || small[0].End != 0 || small[1].End != 1 {
+		t.Fatalf("pieces: %d windows, ends %v", len(small), small)
 	}
 }
 
-func TestRenderTranscriptRedactsBeforeCutting(t *testing.T) {
-	// The key straddles the entry limit: cut first, its prefix would be
-	// too short to be recognised.
+func TestWindowsCutToolResults(t *testing.T) {
+	windows := Windows([]Entry{{Role: "tool", ToolName: "web_fetch", Content: strings.Repeat("page ", 2000)}}, MaxTranscriptRunes)
+	if n := utf8.RuneCountInString(windows[0].Text); n != MaxEntryRunes {
+		t.Fatalf("tool result shows %d runes, want %d", n, MaxEntryRunes)
+	}
+}
+
+func TestWindowsRedactBeforeCutting(t *testing.T) {
+	// The key straddles the tool result's cut: cut first, its prefix would
+	// be too short to be recognised.
 	content := strings.Repeat("x ", (MaxEntryRunes-20)/2) + testKey
-	got := RenderTranscript([]Entry{{Role: "user", Content: content}})
+	got := Windows([]Entry{{Role: "tool", ToolName: "t", Content: content}}, MaxTranscriptRunes)[0].Text
 	if strings.Contains(got, "sk-proj") || strings.Contains(got, testKey[10:20]) {
 		t.Fatalf("secret prefix leaked: %q", got[len(got)-40:])
 	}

@@ -80,7 +80,7 @@ const AckPendingPerWorker = jsrun.AckPendingPerWorker
 func DefaultConfig() Config {
 	return Config{
 		Workers:        4,
-		MaxFacts:       8,
+		MaxFacts:       24,
 		AckWait:        45 * time.Second,
 		ExtractTimeout: 2 * time.Minute,
 		Retry:          []time.Duration{5 * time.Second, 30 * time.Second},
@@ -228,8 +228,8 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, job Job) error 
 	return w.publish(ctx, msg, ev.EventID, ev.Kind, topology.SubjectFlushed, ev)
 }
 
-// expand renders a pointer job's transcript from its request, as the
-// processor would have written it into a transcript job.
+// expand reads a pointer job's cut entries from its request: every one of
+// them, which the extractor reads whole.
 func (w *Worker) expand(ctx context.Context, job Job) (Job, error) {
 	if job.V != PointerJobVersion {
 		return job, nil
@@ -241,7 +241,7 @@ func (w *Worker) expand(ctx context.Context, job Job) (Job, error) {
 	if err != nil {
 		return job, err
 	}
-	job.Transcript = RenderTranscript(entries)
+	job.Entries = entries
 	return job, nil
 }
 

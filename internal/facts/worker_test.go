@@ -23,7 +23,7 @@ import (
 func sampleJob() Job {
 	return BuildJob("conv-1", "ckpt-0001", Scope{Kind: "user", ID: "alice"}, []Entry{
 		{ID: "e1", Role: "user", Content: "Remember that the staging database is read-only.\nThanks!"},
-		{ID: "e2", Role: "assistant", Content: "Understood, I will never write to staging."},
+		{ID: "e2", Role: "assistant", Content: "I will never write to staging, I promise."},
 		{ID: "e3", Role: "user", Content: "以后提交代码之前必须先运行 make lint 检查一下。"},
 		{ID: "e4", Role: "user", Content: "ok, what is next?"},
 	})
