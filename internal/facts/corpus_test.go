@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -36,16 +37,30 @@ func (l corpusLabel) positive() bool { return slices.Contains(positiveKinds, l.K
 
 var positiveKinds = []string{KindPreference, KindDecision, KindConstraint, KindEnvironment, KindIdentity, KindNote}
 
-// corpusFile is the labelled corpus the quality test reads; CAIRN_FACTS_CORPUS
-// names another file of the same format (a held-out set).
-func corpusFile() string {
+// corpusFiles are the labelled corpus the quality test reads: every
+// testdata/corpus/*.jsonl, or the file CAIRN_FACTS_CORPUS names (a
+// held-out set of the same format).
+func corpusFiles(t *testing.T) []string {
 	if f := os.Getenv("CAIRN_FACTS_CORPUS"); f != "" {
-		return f
+		return []string{f}
 	}
-	return "testdata/corpus/conversations.jsonl"
+	files, err := filepath.Glob("testdata/corpus/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus files: %v", err)
+	}
+	return files
 }
 
-func loadCorpus(t *testing.T, path string) []corpusConversation {
+func loadCorpus(t *testing.T, paths []string) []corpusConversation {
+	t.Helper()
+	var out []corpusConversation
+	for _, p := range paths {
+		out = append(out, loadCorpusFile(t, p)...)
+	}
+	return out
+}
+
+func loadCorpusFile(t *testing.T, path string) []corpusConversation {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -83,6 +98,7 @@ type kindScore struct{ tp, fp, fn, kindRight int }
 type corpusResult struct {
 	byKind                          map[string]*kindScore // positives by labelled kind; fp by stored kind
 	wrongNegatives                  map[string]int        // stored facts by the negative label they match
+	missedBecause                   map[string]int        // missed positives by why the heuristic skipped them
 	tp, fp, fn, leaks, toolFacts    int
 	conversations, labels, positive int
 }
@@ -101,7 +117,7 @@ func ratio(a, b int) float64 {
 // sanitizing, redaction, dedupe and the default facts bound, and matches
 // the stored facts against the labels.
 func scoreCorpus(t *testing.T, convs []corpusConversation) corpusResult {
-	r := corpusResult{byKind: map[string]*kindScore{}, wrongNegatives: map[string]int{}, conversations: len(convs)}
+	r := corpusResult{byKind: map[string]*kindScore{}, wrongNegatives: map[string]int{}, missedBecause: map[string]int{}, conversations: len(convs)}
 	for _, k := range positiveKinds {
 		r.byKind[k] = &kindScore{}
 	}
@@ -152,12 +168,34 @@ func scoreCorpus(t *testing.T, convs []corpusConversation) corpusResult {
 				if !matched[li] {
 					r.fn++
 					r.byKind[l.Kind].fn++
-					t.Logf("%s: missed %s %q", c.Name, l.Kind, l.Text)
+					why := skipReason(job.Entries[l.Entry], l.Text)
+					r.missedBecause[why]++
+					t.Logf("%s: missed %s (%s) %q", c.Name, l.Kind, why, l.Text)
 				}
 			}
 		}
 	}
 	return r
+}
+
+// skipReason says why the heuristic left out a labelled sentence of e:
+// the verdict of the statement that overlaps it, "assistant" etc., or
+// "not_a_statement" when no statement overlaps it (data, or too short).
+func skipReason(e Entry, label string) string {
+	if e.Role != "user" && e.Role != "assistant" {
+		return "role_" + e.Role
+	}
+	nl := normalize(label)
+	for _, v := range Explain(e) {
+		nv := normalize(v.Text)
+		if strings.Contains(nl, nv) || strings.Contains(nv, nl) {
+			if v.Kept {
+				return "bound_or_dedupe"
+			}
+			return v.Skipped
+		}
+	}
+	return "not_a_statement"
 }
 
 // matchLabel returns the index of the label a stored body states: the
@@ -231,19 +269,20 @@ const (
 // goals, and on any secret, tool-result line or injected instruction
 // stored as a fact.
 func TestHeuristicCorpus(t *testing.T) {
-	path := corpusFile()
-	convs := loadCorpus(t, path)
+	paths := corpusFiles(t)
+	convs := loadCorpus(t, paths)
 	r := scoreCorpus(t, convs)
-	if path == "testdata/corpus/conversations.jsonl" && (r.conversations < 12 || r.labels < 200) {
+	if os.Getenv("CAIRN_FACTS_CORPUS") == "" && (r.conversations < 12 || r.labels < 200) {
 		t.Fatalf("the corpus has %d conversations and %d labels; it needs at least 12 and 200", r.conversations, r.labels)
 	}
-	t.Logf("corpus %s: %d conversations, %d labels, %d positives", path, r.conversations, r.labels, r.positive)
+	t.Logf("corpus %s: %d conversations, %d labels, %d positives", paths, r.conversations, r.labels, r.positive)
 	t.Logf("%-12s %6s %6s %6s %9s %7s %s", "kind", "stored", "missed", "wrong", "precision", "recall", "kind right")
 	for _, k := range positiveKinds {
 		ks := r.byKind[k]
 		t.Logf("%-12s %6d %6d %6d %9.3f %7.3f %d/%d", k, ks.tp, ks.fn, ks.fp, ratio(ks.tp, ks.tp+ks.fp), ratio(ks.tp, ks.tp+ks.fn), ks.kindRight, ks.tp)
 	}
 	t.Logf("wrongly stored, by what the line was: %v", r.wrongNegatives)
+	t.Logf("missed, by why: %v", r.missedBecause)
 	t.Logf("all kinds: precision %.3f, recall %.3f (%d stored right, %d wrong, %d missed); secrets leaked %d, tool-result facts %d, injections stored %d",
 		r.precision(), r.recall(), r.tp, r.fp, r.fn, r.leaks, r.toolFacts, r.wrongNegatives["injection"])
 	if r.recall() < minCorpusRecall {

@@ -33,23 +33,30 @@ func (Heuristic) Name() string { return "heuristic" }
 func (Heuristic) Extract(ctx context.Context, job Job) (Extraction, error) {
 	entries := jobEntries(job)
 	var out []Candidate
+	seen := map[string]bool{} // a statement said again is weighed once
 	for i, e := range entries {
 		if i%64 == 0 && ctx.Err() != nil {
 			return Extraction{}, ctx.Err()
 		}
-		out = append(out, entryFacts(e)...)
+		out = append(out, entryFacts(e, seen)...)
 	}
 	n := len(entries)
 	return Extraction{Candidates: out, Coverage: Coverage{EntriesCut: n, EntriesRead: n, Complete: true}}, nil
 }
 
-// entryFacts returns the facts one entry states.
-func entryFacts(e Entry) []Candidate {
+// entryFacts returns the facts one entry states that are not in seen, and
+// adds every statement it weighs to seen.
+func entryFacts(e Entry, seen map[string]bool) []Candidate {
 	if e.Role != "user" && e.Role != "assistant" {
 		return nil // tool results are data; system prompts are the agent's own
 	}
 	var out []Candidate
 	for _, s := range statements(StripMemory(e.Content)) {
+		key := e.Role + "\x00" + s.lower
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		if c, ok := judge(s, e.Role == "assistant"); ok {
 			c.EntryID = e.ID
 			out = append(out, c)
@@ -104,6 +111,21 @@ func judge(s statement, assistant bool) (Candidate, bool) {
 // restating starts an assistant sentence that repeats the user's rule.
 var restating = re(`^(?:noted|understood|got it|will do|agreed|confirmed|recorded|all recorded|acknowledged|roger|okay, noted|ok, noted|i've noted|i have noted|saved|logged)\b|^(?:好的|明白|收到|记下了|记住了|了解|没问题|已记录|已记下|已记住|已备注|备注已添加|已保存|已登记)`)
 
+// decidedByPeople attributes a decision to the user or the team, not to
+// the assistant's own plan ("Decided to write the test first").
+var decidedByPeople = re(`\b(?:we|you|your team|the team|everyone|they|leadership|management)\b|^(?:decision|decided|agreed|final call|verdict|ruling)\b[^:：]{0,40}[:：—]|[A-Z][a-z]+ (?:decided|agreed|signed off|made)`)
+
+// recordsForUser reports whether an assistant statement records what the
+// user decided or restates the user's rule: it opens with "Noted",
+// "Understood", 已记录 ... and states a fact, or it is a decision the
+// people of the conversation took.
+func recordsForUser(s statement, best rule) bool {
+	if restating.MatchString(strings.ToLower(s.raw)) && (best.kind != KindNote || best.name == "note/recorded") {
+		return true
+	}
+	return best.kind == KindDecision && best.name != "decision/zh" && decidedByPeople.MatchString(s.text)
+}
+
 // weigh applies the vetoes and rules to one statement.
 func weigh(s statement, assistant bool) Verdict {
 	v := Verdict{Text: s.text}
@@ -123,24 +145,24 @@ func weigh(s statement, assistant bool) Verdict {
 		score += standingBonus
 	}
 	if best.kind != KindNote && noteMarker.MatchString(s.lower) {
+		// a note marker on a fact of another kind strengthens it
 		score += noteBonus
 	}
-	if weakTransient(s) && best.weight < 3 && !standing {
+	marked := noteMarker.MatchString(s.lower)
+	if weakTransient(s) && best.weight < 2.5 && !standing && !marked {
 		v.Skipped = "transient"
 		return v
 	}
-	if assistant {
-		recorded := best.kind == KindDecision && best.weight >= 3
-		restated := restating.MatchString(strings.ToLower(s.raw)) && (best.kind != KindNote || best.name == "note/recorded")
-		if !recorded && !restated {
-			v.Skipped = "assistant"
-			return v
-		}
-		score -= 0.25
+	if assistant && !recordsForUser(s, best) {
+		v.Skipped = "assistant"
+		return v
 	}
 	if score < keepScore {
 		v.Skipped = "below_score"
 		return v
+	}
+	if assistant {
+		score -= 0.25 // the user's own words rank first
 	}
 	v.Kept, v.Score = true, score
 	return v
@@ -159,7 +181,7 @@ func bestRule(s statement) (rule, bool) {
 		if r.cased {
 			text = s.text
 		}
-		if !r.re.MatchString(text) || r.unless != nil && r.unless.MatchString(text) || r.needs != nil && !r.needs(s) {
+		if !r.re.MatchString(text) || r.unless.re != nil && r.unless.MatchString(text) || r.needs != nil && !r.needs(s) {
 			continue
 		}
 		best, found = r, true
@@ -169,14 +191,14 @@ func bestRule(s statement) (rule, bool) {
 
 var (
 	// leadIn is wording that introduces a fact without being part of it.
-	leadIn   = re(`(?i)^(?:(?:remember|note|nb|fyi|heads[ -]up|for the record|for future reference|for reference|for context|keep in mind|bear in mind|important|reminder|please note|just so you know|worth noting|decision(?: recorded| made)?|agreed|noted|understood|got it|confirmed|recorded|psa|please)\b(?:\s+that\b)?[\s:,—–-]*)+`)
-	leadInZh = re(`^(?:(?:记住|注意|备注|提醒一下|提醒|补充一下|补充|供参考|说明|决定|约定|结论)[：:，,]\s*|(?:记住|注意|请)\s*)+`)
+	leadIn   = regexp.MustCompile(`(?i)^(?:(?:remember|note|nb|fyi|heads[ -]up|for the record|for future reference|for reference|for context|keep in mind|bear in mind|important|reminder|please note|just so you know|worth noting|decision(?: recorded| made)?|agreed|noted|understood|got it|confirmed|recorded|psa|please)\b(?:\s+that\b)?[\s:,—–-]*)+`)
+	leadInZh = regexp.MustCompile(`^(?:(?:记住|注意|备注|提醒一下|提醒|补充一下|补充|供参考|说明|决定|约定|结论)[：:，,]\s*|(?:记住|注意|请)\s*)+`)
 	// iAmOwner is "I'm Dana, and I own the billing service".
 	iAmOwner = re(`^(?:I'm|I am|I’m|My name is)\s+([A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+)?)[\s,—–-]*(?:and\s+)?I\s+(own|maintain|lead|manage|run|look after)\s+(.+)$`)
 	// danglingWord ends a title cut mid-phrase ("... updated through the").
-	danglingWord = re(`(?i)(?:\s+(?:the|a|an|of|to|through|for|with|and|or|in|on|at|by|from|via|into|when|if|that|which|is|are|be))+$`)
+	danglingWord = regexp.MustCompile(`(?i)(?:\s+(?:the|a|an|of|to|through|for|with|and|or|in|on|at|by|from|via|into|when|if|that|which|is|are|be))+$`)
 	// clauseBreak ends the first clause of a long statement.
-	clauseBreak = re(`;|；| — | – |, because | because |, since |, so |, which |，因为|，所以|（|\(`)
+	clauseBreak = regexp.MustCompile(`;|；| — | – |, because | because |, since |, so |, which |，因为|，所以|（|\(`)
 )
 
 // titleOf says what the fact is in a few words: the statement without its

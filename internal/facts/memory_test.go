@@ -74,23 +74,34 @@ func TestRenderTrustedFactOnce(t *testing.T) {
 	}
 }
 
-// A MEMORY.md written before lines were shortened holds "- X: X"; the same
-// fact flushed again must not add "- X" beside it.
-func TestSinkKnowsTheLongerLineOfAFact(t *testing.T) {
+// MEMORY.md groups facts by kind: a later flush adds to its kind's section
+// and never changes, removes or reorders a line already there.
+func TestSinkGroupsFactsByKind(t *testing.T) {
 	s := &Sink{Dir: t.TempDir()}
 	scope := Scope{Kind: "thread", ID: "c"}
-	text := "Remember: never log customer emails."
-	path := s.Path(scope)
-	old := "- " + text + ": " + text + "\n"
-	if err := writeAtomic(path, []byte(old)); err != nil {
-		t.Fatal(err)
+	first := []Fact{
+		{Kind: KindConstraint, Title: "Never log customer emails", Body: "Never log customer emails."},
+		{Kind: KindPreference, Title: "pnpm, not npm", Body: "We use pnpm, not npm."},
 	}
-	n, err := s.Append(scope, []Fact{{Title: text, Body: text}})
-	if err != nil || n != 0 {
+	if n, err := s.Append(scope, first); err != nil || n != 2 {
 		t.Fatalf("Append = %d, %v", n, err)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil || string(data) != old {
-		t.Fatalf("MEMORY.md =\n%s (%v)", data, err)
+	second := []Fact{
+		{Kind: KindPreference, Title: "Tabs", Body: "We indent with tabs."},
+		{Kind: KindIdentity, Title: "Dana owns billing", Body: "I'm Dana and I own billing."},
+		first[0],
+	}
+	if n, err := s.Append(scope, second); err != nil || n != 2 {
+		t.Fatalf("second Append = %d, %v", n, err)
+	}
+	data, err := os.ReadFile(s.Path(scope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "## Preferences and conventions\n- We use pnpm, not npm.\n- Tabs: We indent with tabs.\n\n" +
+		"## Constraints\n- Never log customer emails.\n\n" +
+		"## People and ownership\n- Dana owns billing: I'm Dana and I own billing.\n"
+	if string(data) != want {
+		t.Fatalf("MEMORY.md =\n%s\nwant\n%s", data, want)
 	}
 }

@@ -1,7 +1,6 @@
 package facts
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/cairnhq/cairn/events"
@@ -37,10 +36,10 @@ type rule struct {
 	name   string
 	kind   Kind
 	weight float64
-	re     *regexp.Regexp
+	re     matcher
 	cased  bool
 	// unless, when set, cancels a match whose statement it also matches.
-	unless *regexp.Regexp
+	unless matcher
 	// needs, when set, must also hold for the statement.
 	needs func(statement) bool
 }
@@ -55,24 +54,24 @@ const (
 	noteBonus     = 0.5
 )
 
-func re(expr string) *regexp.Regexp { return regexp.MustCompile(expr) }
+func re(expr string) matcher { return newMatcher(expr) }
 
 // rules are tried in order; a statement takes the kind of its heaviest
 // match, the first of equal weight.
 var rules = []rule{
 	// Decisions.
 	{name: "decision/decided", kind: KindDecision, weight: 3,
-		re:     re(`\b(?:we|i|the team|team|they|leadership|management|product|everyone|we all)\s+(?:have\s+|'ve\s+|has\s+|all\s+|finally\s+|just\s+|already\s+)?(?:decided|agreed|settled on|chose|picked|signed off on|approved|voted)\b|\b(?:decided|agreed on|agreed to|agreed that|settled on|signed off on)\b`),
+		re:     re(`\b(?:we|i|the team|team|they|leadership|management|product|everyone|we all)\s+(?:have\s+|'ve\s+|has\s+|all\s+|finally\s+|just\s+|already\s+)?(?:decided|agreed|settled on|chose|picked|signed off on|approved|voted)\b|\b(?:decided|agreed on|agreed to|agreed that|agreed with|settled on|signed off on|standardi[sz]ed on|ruled out|ruled that)\b|\bmade (?:that|the|this|a|the final) (?:call|decision)\b`),
 		unless: re(`\b(?:haven't|have not|hasn't|not yet|didn't|undecided|not decided|to be decided|tbd|if we|whether)\b`)},
 	{name: "decision/label", kind: KindDecision, weight: 3,
-		re: re(`^(?:decision|decided|agreed|resolution|final decision|final call|verdict|conclusion|outcome)(?: recorded| made| taken| for now)?\s*[:：—-]`)},
+		re: re(`^(?:decision|decided|agreed|resolution|final decision|final call|verdict|conclusion|outcome|ruling)\b[^:：]{0,40}[:：—]`)},
 	{name: "decision/settled", kind: KindDecision, weight: 3,
-		re: re(`\b(?:the decision is|decision is to|decision was to|it's decided|it is decided|that's settled|it's settled|we have a decision|consensus is)\b`)},
+		re: re(`\b(?:the decision is|decision is to|decision was to|it's decided|it is decided|that's settled|it's settled|we have a decision|consensus is|the (?:call|verdict|outcome|conclusion|consensus|resolution|ruling) (?:is|was|from|of))\b`)},
 	{name: "decision/commitment", kind: KindDecision, weight: 2.5,
 		re:     re(`\b(?:we're|we are|we'll|we will|let's|lets)\s+(?:go(?:ing)? with|stick(?:ing)? with|standardi[sz](?:e|ing) on|keep(?:ing)?|freez(?:e|ing)|drop(?:ping)?|deprecat(?:e|ing)|sunset(?:ting)?|migrat(?:e|ing) to|mov(?:e|ing) to|switch(?:ing)? to|adopt(?:ing)?|support(?:ing)? only)\b`),
 		unless: re(`\b(?:keep(?:ing)? (?:going|looking|trying|digging|at it|an eye|it simple|you posted|in touch)|move on|moving on|to the next|see|try)\b`)},
 	{name: "decision/frozen", kind: KindDecision, weight: 2.5,
-		re: re(`\b(?:is|are|stays|stay|remains|remain)\s+frozen\b|\bfreeze (?:is|on)\b`)},
+		re: re(`\b(?:is|are|stays|stay|remains|remain)\s+(?:frozen|locked)\b|\bfreeze (?:is|on)\b|\blocked (?:in|at)\b|^going with\b`)},
 	{name: "decision/zh", kind: KindDecision, weight: 3,
 		re:     re(`决定|约定|说好了|说定了|定了|定下来|已定|敲定|拍板|达成一致|商定|一致同意|确定(?:用|采用|使用|了)|最终(?:用|选|采用|方案|决定)|就这么定|同意(?:用|采用)|结论是|共识是`),
 		unless: re(`决定不了|还没定|没定|未定|你决定|你来决定|你定|看你|待定|再定|搞定|定位|约定的(?:会议|时间|地点)`)},
@@ -91,10 +90,12 @@ var rules = []rule{
 		re: re(`(?:\b[A-Z][a-z]+|@[\w.-]+)\s+is\s+(?:our|the)\s+(?:[\w-]+\s+){0,2}(?:owner|lead|maintainer|DBA|dba|admin|administrator|contact|point of contact|on-call|oncall|PM|pm|manager|architect|expert|go-to|reviewer|approver|SRE|sre|champion|steward)\b`)},
 	{name: "identity/owned-by", kind: KindIdentity, weight: 3, cased: true,
 		re: re(`\b(?:owned|maintained|managed|run) by\s+(?:[A-Z@]|the [\w-]+ team)`)},
+	{name: "identity/go-to", kind: KindIdentity, weight: 2.5,
+		re: re(`\b(?:she|he|they|[a-z]+)(?:'s|’s| is| are)\s+(?:the one|the person|the people|the go-to|who|whom)\b.*\b(?:ping|ask|contact|talk to|go to|reach|escalate|call)\b|\b(?:is|are)\s+(?:handled|owned|run|managed|maintained|covered|approved)\s+by\b|\bbelongs? to\s+(?:@|the [\w-]+ team|[a-z]+(?:'s)? team)|\bownership of\b|\bsits with\b|\bpoint of contact\b`)},
 	{name: "identity/ask-x", kind: KindIdentity, weight: 2.5, cased: true,
 		re: re(`\b(?:[Aa]sk|[Pp]ing|[Cc]ontact|[Rr]each out to|[Tt]alk to|[Ee]scalate to|[Ll]oop in|[Cc]heck with)\s+(?:@[\w.-]+|[A-Z][a-z]+)\s+(?:for|about|if|when|before|on|with|first)\b`)},
 	{name: "identity/zh", kind: KindIdentity, weight: 3,
-		re:     re(`我是.{1,24}?(?:负责|管|维护|组|团队|管理员|负责人|经理|工程师|主管)|我叫[\p{Han}A-Za-z]{1,8}|我负责|(?:由|归).{1,16}?(?:负责|管理|维护|管)|负责人是|对接人是|联系人是|管理员是|是我们的(?:DBA|dba|负责人|运维|产品经理|架构师|对接人|管理员|技术负责人|owner|联系人|值班)|[\p{Han}A-Za-z@]{1,12}(?:负责|维护|管理)(?:着)?[\p{Han}A-Za-z ]{1,20}(?:服务|系统|模块|项目|仓库|平台|团队|数据库|业务)|找[\p{Han}A-Za-z@]{1,8}(?:处理|确认|审批|审核|对接)`),
+		re:     re(`我是.{1,24}?(?:负责|管|维护|组|团队|管理员|负责人|经理|工程师|主管)|找\s*@?[A-Z][a-z]+|找\s*@|(?:问题|事情|事|需求|权限|审批|报销|发票|报修|申请|改动|变更|上线|发布|合并)[^，。]{0,6}找|(?:DBA|dba|负责人|owner|on-call|oncall|值班|对接人|联系人|管理员|PM|pm|产品经理|技术负责人)\s*(?:是|找)|找[^，。]{0,8}(?:过目|审批|审核|确认|处理|对接|报修|沟通)|我叫[\p{Han}A-Za-z]{1,8}|我负责|(?:由|归).{1,16}?(?:负责|管理|维护|管)|负责人是|对接人是|联系人是|管理员是|是我们的(?:DBA|dba|负责人|运维|产品经理|架构师|对接人|管理员|技术负责人|owner|联系人|值班)|[\p{Han}A-Za-z@]{1,12}(?:负责|维护|管理)(?:着)?[\p{Han}A-Za-z ]{1,20}(?:服务|系统|模块|项目|仓库|平台|团队|数据库|业务)|找[\p{Han}A-Za-z@]{1,8}(?:处理|确认|审批|审核|对接)`),
 		unless: re(`谁|哪位`)},
 
 	// Constraints.
@@ -108,6 +109,8 @@ var rules = []rule{
 		re: re(`\b(?:we|you|nobody|no one|services?|clients?|apps?|jobs?|code)\s+(?:don't|do not|doesn't|does not|never|no longer|shouldn't|should not|mustn't|must not|can't|cannot|may not|aren't allowed to|are not allowed to)\s+(?:use|write|deploy|ship|support|allow|accept|merge|commit|store|log|touch|push|call|run|expose|share|edit|modify|delete|drop|send|print|hardcode|hard-code|depend|talk|access|read|bypass|skip)\b`)},
 	{name: "constraint/nobody", kind: KindConstraint, weight: 2.5,
 		re: re(`\b(?:nobody|no one|none of (?:us|you|them))\b.*\b(?:should|may|can|is allowed|are allowed|gets? to|must)\b|\bonly\s+(?:\w+\s+){0,4}(?:may|can|should|is allowed|are allowed|gets? to|have access|has access)\b`)},
+	{name: "constraint/without", kind: KindConstraint, weight: 2.5,
+		re: re(`\b(?:nothing|no|never)\b.{0,60}\bwithout\b|\bwaits? for .{0,30}(?:approval|sign-off|signoff|review|go-ahead)\b|\bneeds? .{0,20}(?:approval|sign-off|signoff)\b`)},
 	{name: "constraint/wont-be", kind: KindConstraint, weight: 2.5,
 		re: re(`\b(?:won't|will not|shouldn't|should not|mustn't|must not|can't|cannot)\s+be\s+(?:touched|changed|modified|deleted|moved|migrated|exported|shared|used|exposed|committed|logged|stored|sent|contacted|included|counted|shown|displayed|copied|edited)\b`)},
 	{name: "constraint/must", kind: KindConstraint, weight: 2.5,
@@ -123,7 +126,7 @@ var rules = []rule{
 	{name: "constraint/make-sure", kind: KindConstraint, weight: 1.5,
 		re: re(`\b(?:make sure|ensure|be sure|has to|have to|needs? to|required|requires|mandatory)\b`)},
 	{name: "constraint/zh", kind: KindConstraint, weight: 2.5,
-		re:     re(`不要|不许|不准|不得|不可以|不能(?:用|在|把|直接|随便|往|给|提交|推|改|删)|禁止|严禁|切勿|千万别|千万不要|绝对不|永远不要|别(?:再)?(?:用|在|把|往|动|碰|改|删|提交|推|直接|打印|写|拿|让|给|发|存|传|开|关|跑|部署|合并|联系)|必须|务必|一定要|强制|只能|只允许|只在|只从|只有.{0,12}(?:才(?:能|可以)|保留|可以|能)|只读|需要.{0,8}审批|只(?:用|按|算|存放|存|放|上传|传|展示|联系|发|走|读|保留|接受|支持|部署|跑|给|对|看|收|退|送|统计|包含|含)|不(?:再|会)?(?:导出|展示|联系|送|迁移|上传|包含|含|算|提交|推送|部署|允许|接受|存|共享|外传|打印|记录)`),
+		re:     re(`不要|不许|不准|不得|不可以|不能(?:用|在|把|直接|随便|往|给|提交|推|改|删)|禁止|严禁|切勿|千万别|千万不要|绝对不|永远不要|别(?:再)?(?:用|在|把|往|动|碰|改|删|提交|推|直接|打印|写|拿|让|给|发|存|传|开|关|跑|部署|合并|联系)|必须|务必|一定要|强制|只能|只允许|只在|只从|只有.{0,12}(?:才(?:能|可以)|保留|可以|能)|只读|需要.{0,8}审批|只(?:用|按|算|存放|存|放|上传|传|展示|联系|发|走|读|保留|接受|支持|部署|跑|给|对|看|收|退|送|统计|包含|含)|不(?:再|会)?(?:导出|展示|联系|送|迁移|上传|包含|含|算|提交|推送|部署|允许|接受|存|共享|外传|打印|记录)|不允许|不可|不应该|不应|不该|不准许|只认|只看|为准|不放行`),
 		unless: re(`不要紧|没必要|不必|我不能|我们不能确定|不能理解|不能复现|要不要|不用谢|不用了|不用担心|不会吧|算了`)},
 
 	// Preferences and conventions.
@@ -133,19 +136,24 @@ var rules = []rule{
 	{name: "preference/prefer", kind: KindPreference, weight: 2,
 		re: re(`\b(?:i|we)\s*(?:'d|would)?\s*(?:really\s+)?(?:prefer|rather)\b|\bpreferably\b|\bpreferred\b|\bprefers\b`)},
 	{name: "preference/not-y", kind: KindPreference, weight: 2,
-		re: re(`\b(?:use|uses|using|with|in|prefer|pick|choose)\s+[\w./+#-]+(?:\s+[\w./+#-]+)?\s*(?:,\s*not|instead of|rather than|over)\s+[\w./+#-]+|\b[\w./+#-]+,\s*not\s+[\w./+#-]+\b`)},
+		re: re(`\b(?:use|uses|using|with|in|prefer|pick|choose)\s+[\w./+#-]+(?:\s+[\w./+#-]+)?\s*(?:,\s*not|instead of|rather than|over)\s+[\w./+#-]+|[\w./+#"'”’)-],\s*not\s+[\w./+#-]+\b`)},
 	{name: "preference/imperative", kind: KindPreference, weight: 1.5,
 		re:     re(`^(?:please\s+)?(?:use|keep|stick to|stick with|prefer|write|reply|answer|respond|format|name|prefix|default to|put|store|pin|target|call|address|refer to)\s+\S`),
 		unless: re(`^(?:please\s+)?[\w ]+?\s+(?:it|this|that|these|those|them|me|a|an|one|some)\b`)},
+	{name: "preference/style", kind: KindPreference, weight: 2,
+		re:     re(`^(?:please\s+)?(?:always\s+)?(?:keep|use|sign|address|format|reply|respond|answer|round|name|prefix|quote|cite|spell|capitali[sz]e|default|avoid|omit|stick|leave out|write)\b.*\b(?:tone|format|formatting|style|replies|reply|emails?|messages?|answers?|commit messages?|names?|dates?|numbers?|percentages?|units?|decimals?|currency|time ?zones?|language|english|chinese|headings?|titles?|subject lines?|bullets?|summaries|summary|changelogs?|comments?|signature|greetings?|sign-offs?|words|sentences|paragraphs|emojis?|exclamation marks?)\b`),
+		unless: re(`^(?:please\s+)?(?:always\s+)?\w+\s+(?:a|an|this|that|it|these|those|me|one)\b`)},
+	{name: "preference/cadence", kind: KindPreference, weight: 1.5,
+		re: re(`\bevery (?:day|morning|evening|week|weekday|monday|tuesday|wednesday|thursday|friday|saturday|sunday|sprint|release|quarter|month|year)\b|\b(?:daily|weekly|monthly|quarterly)\b`)},
 	{name: "preference/please", kind: KindPreference, weight: 2,
 		re:     re(`\bplease\s+(?:always|keep|use|stick|prefer|default|reply|answer|respond|format|avoid|make sure|never|only|don't|do not)\b`),
 		unless: re(`\bplease\s+(?:keep|use)\s+(?:it|this|that|these|those|them|me|going|trying|looking)\b`)},
 	{name: "preference/convention", kind: KindPreference, weight: 2.5,
-		re: re(`\b(?:our|the|team|house|repo|project)\s+(?:convention|conventions|style|standard|rule|rules|policy|practice|norm|default|naming scheme|naming convention|guideline|guidelines|workflow|process)\s+(?:is|are|says|:|here is|here are|for)\b|\bby convention\b|\bas a rule\b|\bthe rule (?:here )?is\b|\bby default\b|\bdefaults? to\b|\bstandard practice\b`)},
+		re: re(`\b(?:our|the|team|house|repo|project)\s+(?:convention|conventions|style|standard|rule|rules|policy|practice|norm|default|naming scheme|naming convention|guideline|guidelines|workflow|process)\s*(?::|\s(?:is|are|says|here is|here are|for)\b)|\brule of thumb\b|\bby convention\b|\bas a rule\b|\bthe rule (?:here )?is\b|\bby default\b|\bdefaults? to\b|\bstandard practice\b`)},
 	{name: "preference/standing", kind: KindPreference, weight: 1.5,
 		re: re(`\b(?:from now on|going forward|from here on|in the future|in future|henceforth|every time|each time|whenever|as a habit)\b`)},
 	{name: "preference/zh", kind: KindPreference, weight: 2,
-		re:     re(`我们(?:这边|团队|组)?(?:都|一般|通常|一直|统一|只|习惯)?(?:用|使用|采用|习惯用|写)|我(?:更)?(?:喜欢|偏好|习惯|倾向于?)|统一(?:用|使用|采用|成|为|走)|一律|默认(?:用|使用|是|为|走)?|请(?:用|使用|保持|始终|一直|统一|尽量|都)|尽量(?:用|使用|不要|别|保持)|(?:用|使用)[^，。,]{1,20}[，,]?\s*(?:不要用|别用|不用|而不是|而非)|规范是|惯例是|风格是|习惯是|按照惯例|以后|今后|每次`),
+		re:     re(`我们(?:这边|团队|组)?(?:都|一般|通常|一直|统一|只|习惯)?(?:用|使用|采用|习惯用|写)|我(?:更)?(?:喜欢|偏好|习惯|倾向于?)|统一(?:用|使用|采用|成|为|走)|一律|默认(?:用|使用|是|为|走)?|请(?:用|使用|保持|始终|一直|统一|尽量|都)|尽量(?:用|使用|不要|别|保持)|(?:用|使用)[^，。,]{1,20}[，,]?\s*(?:不要用|别用|不用|而不是|而非)|规范是|惯例是|风格是|习惯是|按照惯例|(?:^|[，,。；;：:])\s*(?:以后|今后)|每次|统一|规矩|规定|规则是|要求是|(?:我们|我|团队|这边|咱们).{0,4}(?:一般|通常|一向|向来|习惯)`),
 		unless: re(`试试|试一下|试一试|先用|暂用|用一下|用了一下`)},
 
 	{name: "preference/zh-please", kind: KindPreference, weight: 2,
@@ -154,32 +162,35 @@ var rules = []rule{
 
 	// Environment.
 	{name: "environment/value", kind: KindEnvironment, weight: 2,
-		re:     re(`\b(?:is|are|lives|live|runs|run|hosted|deployed|located|sits|points|listens|served|stored|kept|mounted|exposed|reachable|available|defined|configured|pinned|goes|go|uses|use|stays|stay|remains|remain)\b|(?:'re|’re|'m|’m)\s+on\b|\s=\s|:\s`),
-		unless: re(`^(?:it|it's|this|that|that's|there|here|these|those|which|i|you)\b|\b(?:was|were|used to be|had been|got|earlier|before|broke|broken|failed)\b`),
+		re:     re(`(?:^|\s)(?:is|are|lives|live|runs|run|hosted|deployed|located|sits|points|listens|served|stored|kept|mounted|exposed|reachable|available|defined|configured|pinned|goes|go|uses|use|stays|stay|remains|remain)\b|(?:'re|’re|'m|’m)\s+on\b|\s=\s`),
+		unless: re(`^(?:it|it's|this|that|that's|there|here|these|those|which|i|you|context)\b|\b(?:was|were|used to be|had been|got|earlier|before|broke|broken|failed|this is for|tracked in|tracking)\b`),
 		needs:  statesWhere},
 	{name: "environment/zh", kind: KindEnvironment, weight: 2,
 		re:    re(`(?:数据库|服务器|仓库|集群|域名|地址|端口|频道|群|分支|环境|版本|目录|路径|机器|主机|接口|网关|存储|桶|账号|队列|缓存|配置|日志|监控|文档|预发|生产|线上|ci)[^，。,]{0,12}(?:位于|地址是|在|是|为|跑在|部署在|托管在|放在|存放在|用的是|叫)`),
 		needs: hasValue},
+	{name: "environment/zh-address", kind: KindEnvironment, weight: 2,
+		re:     re(`(?:地址|网址|域名|分机|邮箱|地点)(?:是|为|：|:|在)|位于|办公室在|仓库在|机房在|部署在|托管在`),
+		unless: re(`^(?:这|那|它)|谁|哪`)},
 	{name: "environment/zh-value", kind: KindEnvironment, weight: 2,
-		re:     re(`^[^，。,]{1,16}?(?:是|在|为|叫|用的是|位于)\s*(?:[A-Z][A-Za-z0-9.+-]+|` + "`" + `)`),
+		re:     re(`^[^，。,]{1,16}?(?:是|在|为|叫|用的是|位于|放在|存放在|存在|放到|跑在|部署在)`),
 		unless: re(`^(?:这|那|它|他|她|我|你)`),
 		needs:  hanEnvironment},
 
 	// Notes meant for later.
 	{name: "note/label", kind: KindNote, weight: 2,
-		re: re(`^(?:note|nb|n\.b\.|fyi|pro tip|tip|heads up|heads-up|for the record|for future reference|for reference|for context|keep in mind|bear in mind|worth noting|worth knowing|just so you know|important|reminder|remember|psa)\b\s*[:,—-]?`)},
+		re: re(`^(?:note|nb|n\.b\.|fyi|pro tip|tip|heads up|heads-up|for the record|for future reference|for reference|for context|keep in mind|bear in mind|worth noting|worth knowing|worth remembering|good to know|just so you know|important|reminder|remember|psa|gotcha|caveat|warning)\b\s*[:,—-]?`)},
 	{name: "note/marker", kind: KindNote, weight: 2,
-		re: re(`\b(?:note that|please note|keep in mind that|bear in mind that|remember that|don't forget|do not forget|worth noting that|for future reference|for the record|fyi)\b`)},
+		re: re(`\b(?:note that|please note|keep in mind that|bear in mind that|remember that|don't forget|do not forget|worth noting that|worth remembering|good to know|for future reference|for the record|fyi|be aware|one thing to (?:be aware of|know|note|remember|keep in mind)|the thing to know|watch out for|beware)\b`)},
 	{name: "note/recorded", kind: KindNote, weight: 2,
 		re: re(`^(?:recorded|all recorded|noted|i've noted|i have noted|saved|logged|added to (?:the |your )?(?:notes|record|profile|account))\b.*?[:：—–-]|^(?:已记录|已记下|已记住|记下了|记住了|已备注|备注已添加|已保存|已登记)`)},
 	{name: "note/zh", kind: KindNote, weight: 2,
-		re: re(`^(?:注意|记住|备注|提醒|提示|补充一下|供参考|仅供参考|顺便提一下)|记住|别忘了|不要忘了|记得|供参考|留个底|记录一下`)},
+		re: re(`^(?:注意|记住|备注|提醒|提示|补充一下|供参考|仅供参考|顺便提一下|顺便提一句|提一句|说明一下)|记住|别忘了|不要忘了|记得|供参考|留个底|记录一下|顺便提一句|需要注意|要注意|友情提示|温馨提示`)},
 }
 
 // Markers that strengthen a statement without saying its kind.
 var (
-	standingMarker = re(`\b(?:always|never|from now on|going forward|from here on|in the future|in future|henceforth|every time|each time|whenever|every|all of our|all our|any time|anytime|permanently|must)\b|以后|今后|始终|永远|一律|每次|任何时候|所有的?|必须|务必|禁止|严禁|统一|强制`)
-	noteMarker     = re(`^(?:remember|note|nb|fyi|heads up|for the record|for future reference|keep in mind|important)\b|\b(?:remember that|note that|please note|keep in mind)\b|^(?:记住|注意|备注|提醒)|记住|别忘了`)
+	standingMarker = re(`\b(?:always|never|from now on|going forward|from here on|in the future|in future|henceforth|every time|each time|whenever|every (?:commit|release|pr|pull request|push|merge|deploy|deployment|change|request|sprint|week|day|morning|build|run)|all of our|all our|any time|anytime|permanently|must)\b|(?:^|[，,。；;：:])\s*(?:以后|今后)|始终|永远|一律|每次|任何时候|所有的?|必须|务必|禁止|严禁|统一|强制`)
+	noteMarker     = re(`^(?:remember|note|nb|fyi|heads up|for the record|for future reference|keep in mind|important|psa|worth remembering)\b|\b(?:remember that|note that|please note|keep in mind)\b|^(?:记住|注意|备注|提醒)|记住|别忘了`)
 )
 
 // Vetoes: a statement matching one states no durable fact, whatever rule
@@ -187,20 +198,26 @@ var (
 var (
 	questionStart = re(`^(?:can|could|would|should|shall|does|did|is|are|was|were|will|what|why|how|who|whom|which|whose|have you|has anyone|any idea|anyone know|anybody know|wondering|i wonder|do you|do we|do i|is there|are there|whats|what's|hows|how's|wdyt|where (?:is|are|do|does|can|should)|when (?:is|are|do|does|can|will|should|did))\b`)
 	questionHan   = re(`(?:吗|呢|么|嘛)[。！!.]?$|是不是|能不能|要不要|有没有|可不可以|会不会|对不对|为什么|为啥|怎么办|怎么样|怎么回事|多少|哪个|哪些|哪里|哪儿|几点|啥`)
-	transient     = re(`\b(?:right now|for now|for the moment|at the moment|currently|temporarily|for today|today|tonight|this morning|this afternoon|this evening|just now|so far|at this point|in this session|this session|this time|for this (?:one|time|task|test|ticket|pr|run|change|query|report|session|issue|bug|branch|call|demo|sprint)|this sprint|tomorrow|tonight's|in a minute|in a sec|eta|wip)\b|\byet[.!]?$`)
-	transientWeak = re(`\b(?:let me|let's (?:try|see|check|run|look|start|do|fix|rerun|debug|figure)|i'll|i will|i'm going to|i am going to|we're going to try|next step|next up|still (?:failing|broken|red|running|waiting|pending|down|flaky)|is (?:failing|broken|red|down|flaky|timing out|stuck|hanging)|are (?:failing|broken|red|down)|keeps? (?:failing|breaking|crashing)|in progress|i just|we just|just (?:ran|pushed|merged|deployed|fixed|tried)|yesterday|last night|last week|earlier today)\b`)
-	transientHan  = re(`暂时|临时|目前|这次|这一次|今天|今晚|刚才|刚刚|眼下|本次|这会儿`)
-	transientHanW = re(`正在|还在|马上|待会|一会儿|稍后|先(?:看|试|跑|查|帮|把|处理|别管|这样)|接下来|下一步|挂了|报错了|失败了|现在|当前`)
+	transient     = re(`\b(?:right now|for now|for the moment|at the moment|currently|for today|today|tonight|this morning|this afternoon|this evening|just now|so far|at this point|in this session|this session|this time|for this (?:one|time|task|test|ticket|pr|run|change|query|report|session|issue|bug|branch|call|demo|sprint)|this sprint|tomorrow|tonight's|in a minute|in a sec|eta|wip)\b|\byet[.!]?$`)
+	transientWeak = re(`\b(?:scratch that|let me|let's (?:try|see|check|run|look|start|do|fix|rerun|debug|figure)|i'll|i will|i'm going to|i am going to|we're going to try|next step|next up|still (?:failing|broken|red|running|waiting|pending|down|flaky)|is (?:failing|broken|red|down|flaky|timing out|stuck|hanging)|are (?:failing|broken|red|down)|keeps? (?:failing|breaking|crashing)|in progress|i just|we just|just (?:ran|pushed|merged|deployed|fixed|tried)|yesterday|last night|last week|earlier today|this week|next week|this month|temporarily)\b`)
+	transientHan  = re(`暂时|目前|这次|这一次|今天|今晚|刚才|刚刚|眼下|本次|这会儿`)
+	transientHanW = re(`临时|这周|本周|下周|正在|还在|马上|待会|一会儿|稍后|先(?:看|试|跑|查|帮|把|处理|别管|这样)|接下来|下一步|挂了|报错了|失败了|现在|当前`)
 	hedge         = re(`\b(?:maybe|perhaps|probably|possibly|i think|i guess|i suppose|i believe|not sure|unsure|might|seems|seem to|apparently|i wonder|could be|wondering|if i recall|iirc|i feel like|kind of|sort of)\b|可能|也许|大概|好像|似乎|不确定|不太确定|我猜|估计|应该是|我觉得`)
-	chatter       = re(`^(?:sounds good|looks good|lgtm|no worries|no problem|np|good job|well done|nice work|never mind|nevermind|my bad)\b|\b(?:weird|strange|odd|ugh|annoying|frustrating|interesting|funny|crazy|awesome|amazing|lol|haha)\b|辛苦|哈哈|没问题|太好了|奇怪|麻烦你|谢了`)
+	chatter       = re(`^(?:sounds good|looks good|lgtm|no worries|no problem|np|good job|well done|nice work|never mind|nevermind|my bad)\b|\b(?:weird|strange|odd|ugh|annoying|frustrating|interesting|funny|crazy|awesome|amazing|lol|haha)\b|辛苦|哈哈|没问题|太好了|奇怪|麻烦你|谢了|再说吧|回头再说|以后再说`)
 	injection     = re(`\b(?:ignore (?:all |any )?(?:previous|prior|above|earlier|the above|your)|disregard (?:all |any )?(?:previous|prior|above|your)|system prompt|you are now|new instructions|act as|jailbreak|developer mode|do anything now)\b|忽略(?:之前|以上|前面|所有|上述)|无视.{0,6}指令|系统提示`)
 	// secretDisclosure is a statement whose point is a credential's value
 	// ("the token is ghp_..."); "the key is stored in Vault" is a fact.
 	secretDisclosure = re(`\b(?:password|passwd|passphrase|token|api key|apikey|api-key|secret|credentials?|private key|access key|secret key|key|pat)s?\s*(?:is|are|=|:)\s`)
 	passwordValue    = re(`\b(?:password|passwd|passphrase)s?\s*(?:is|are|=|:)\s*\S+`)
 	secretWhere      = re(`\b(?:password|passwd|passphrase|token|api key|apikey|api-key|secret|credentials?|private key|access key|secret key|pat)s?\s*(?:is|are)\s+(?:stored|kept|managed|rotated|available|in|under|at|on|only|never|read|loaded|injected|provided|set)\b`)
-	secretHan        = re(`(?:密码|密钥|令牌|口令|token|key)\s*(?:是|为|=|:|：|给你|发你|发给你)`)
+	secretHan        = re(`(?:密码|口令)\s*(?:是|为|=|:|：|给你|发你|发给你)|(?:密码|密钥|令牌|口令|token|key)[^，。]{0,4}(?:在这|如下|给你|发你)`)
+	tokenHan         = re(`(?:密钥|令牌|token|key)\s*(?:是|为|=|:|：)\s*(?:\[redacted|[a-z0-9_-]{16,})`)
 )
+
+// task is a request for work now ("Please add retries to kv.go", "Fix the
+// race in session.go"), not a standing rule; a standing marker ("always",
+// "from now on") makes it one.
+var task = re(`^(?:please\s+|pls\s+|kindly\s+|can you\s+|could you\s+|would you\s+)?(?:also\s+|now\s+|then\s+|first\s+)?(?:add|fix|make|implement|write|create|update|change|refactor|rename|remove|delete|move|migrate|validate|check|look|investigate|debug|run|rerun|test|review|paginate|expose|publish|replace|stream|document|explain|summari[sz]e|draft|send|generate|build|deploy|set up|setup|configure|install|upgrade|bump|help|find|search|show|list|tell|give|prepare|compute|calculate|analy[sz]e|plot|chart|pull|export|import|load|clean up|clean|merge|rebase|revert|open|close|file|try|retry|restart|rewrite|split|wrap|handle|return)\b`)
 
 // vetoed reports why a statement states no durable fact ("" when it may).
 func vetoed(s statement, raw string) string {
@@ -214,10 +231,12 @@ func vetoed(s statement, raw string) string {
 		return "question"
 	case injection.MatchString(s.lower):
 		return "injection"
-	case chatter.MatchString(s.lower) || chatter.MatchString(strings.ToLower(raw)) && len(raw) < 40:
+	case chatter.MatchString(s.lower) || (chatter.MatchString(strings.ToLower(raw)) && len(raw) < 40):
 		return "chatter"
 	case hedge.MatchString(s.lower):
 		return "hedge"
+	case task.MatchString(s.lower) && !standingMarker.MatchString(s.lower):
+		return "task"
 	case transient.MatchString(s.lower) || s.cjk && transientHan.MatchString(s.text):
 		return "transient"
 	case disclosesSecret(s):
@@ -236,7 +255,7 @@ func disclosesSecret(s statement) bool {
 	if passwordValue.MatchString(s.lower) {
 		return true
 	}
-	if s.cjk && secretHan.MatchString(s.lower) && !strings.Contains(s.lower, "存") {
+	if s.cjk && (secretHan.MatchString(s.lower) || tokenHan.MatchString(s.lower)) && !strings.Contains(s.lower, "存") {
 		return true
 	}
 	return strings.Contains(s.lower, "[redacted:") && secretDisclosure.MatchString(s.lower)

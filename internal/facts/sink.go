@@ -10,8 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // MemoryFile is the name of the per-scope file the sink writes.
@@ -21,29 +24,42 @@ const MemoryFile = "MEMORY.md"
 const maxMemoryFileBytes = 16 << 20
 
 // Sink appends facts to <Dir>/<EncodeScope(scope)>/MEMORY.md (see Path) as
-// MemoryLine lines. The file is append-only in effect: existing
-// lines are never changed, and a line already present is not added again,
-// so re-running a job adds nothing. Each Append writes the whole new file to
-// a temporary file in the same directory and renames it over the old one, so
-// a reader sees the file before or after a flush, never half of one. One
-// Sink serializes its own appends; two processes must not share a Dir.
+// MemoryLine lines grouped by kind, each kind under its own heading
+// ("## Constraints"; KindHeading). The file is append-only in effect:
+// existing lines are never changed, removed or reordered; a new fact goes
+// at the end of its kind's section (a section is added at the end of the
+// file when the kind has none yet), and a line already present is not
+// added again, so re-running a job adds nothing. Each Append writes the
+// whole new file to a temporary file in the same directory and renames it
+// over the old one, so a reader sees the file before or after a flush,
+// never half of one. One Sink serializes its own appends; two processes
+// must not share a Dir.
 type Sink struct {
 	Dir string
 	mu  sync.Mutex
 }
 
-// MemoryLine is the MEMORY.md line of a fact: "- <title>: <body>", or
-// "- <body>" when the body starts with the title, so a heuristic fact
-// (title = its line, or the line cut short) says its text once.
-func MemoryLine(f Fact) string {
-	return "- " + factText(clean(f.Title), clean(f.Body))
+// KindHeading is the MEMORY.md heading of a fact kind's section.
+func KindHeading(kind Kind) string {
+	switch validKind(kind) {
+	case KindPreference:
+		return "## Preferences and conventions"
+	case KindDecision:
+		return "## Decisions"
+	case KindConstraint:
+		return "## Constraints"
+	case KindEnvironment:
+		return "## Environment"
+	case KindIdentity:
+		return "## People and ownership"
+	}
+	return "## Notes"
 }
 
-// longMemoryLine is the line earlier versions wrote for every fact, the
-// title repeated before the body. Append treats it as the fact's line too,
-// so a file written then does not gain a second line for the same fact.
-func longMemoryLine(f Fact) string {
-	return "- " + clean(f.Title) + ": " + clean(f.Body)
+// MemoryLine is the MEMORY.md line of a fact: "- <title>: <body>", or
+// "- <body>" when the body already says the title.
+func MemoryLine(f Fact) string {
+	return "- " + factText(clean(f.Title), clean(f.Body))
 }
 
 // maxDirName bounds a scope's directory name, well under the 255 bytes most
@@ -72,31 +88,74 @@ func (s *Sink) Append(scope Scope, facts []Fact) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	have := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(old))
-	sc.Buffer(make([]byte, 0, 64<<10), maxMemoryFileBytes)
-	for sc.Scan() {
-		have[sc.Text()] = true
+	lines := splitLines(old)
+	have := make(map[string]bool, len(lines))
+	for _, l := range lines {
+		have[l] = true
 	}
-	var add bytes.Buffer
-	for _, f := range facts {
-		line := MemoryLine(f)
-		if have[line] || have[longMemoryLine(f)] {
-			continue
+	added := 0
+	for _, kind := range events.FactKinds {
+		var add []string
+		for _, f := range facts {
+			if validKind(f.Kind) != kind {
+				continue
+			}
+			if line := MemoryLine(f); !have[line] {
+				have[line] = true
+				add = append(add, line)
+			}
 		}
-		have[line] = true
-		add.WriteString(line + "\n")
+		if len(add) > 0 {
+			lines = insertInSection(lines, KindHeading(kind), add)
+			added += len(add)
+		}
 	}
-	if add.Len() == 0 {
+	if added == 0 {
 		return 0, nil
 	}
-	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
-		old = append(old, '\n')
-	}
-	if err := writeAtomic(path, append(old, add.Bytes()...)); err != nil {
+	if err := writeAtomic(path, []byte(strings.Join(lines, "\n")+"\n")); err != nil {
 		return 0, err
 	}
-	return strings.Count(add.String(), "\n"), nil
+	return added, nil
+}
+
+// splitLines returns the lines of a file's content, without the final
+// newline's empty line.
+func splitLines(data []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), maxMemoryFileBytes)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+// insertInSection inserts add after the last non-blank line of heading's
+// section (which ends at the next "## " heading), or appends the heading
+// and add at the end when the file has no such section.
+func insertInSection(lines []string, heading string, add []string) []string {
+	start := slices.Index(lines, heading)
+	if start < 0 {
+		if len(lines) > 0 && lines[len(lines)-1] != "" {
+			lines = append(lines, "")
+		}
+		return append(append(lines, heading), add...)
+	}
+	end := len(lines)
+	for i := start + 1; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i], "## ") {
+			end = i
+			break
+		}
+	}
+	for end > start+1 && strings.TrimSpace(lines[end-1]) == "" {
+		end--
+	}
+	out := make([]string, 0, len(lines)+len(add))
+	out = append(out, lines[:end]...)
+	out = append(out, add...)
+	return append(out, lines[end:]...)
 }
 
 func readBounded(path string) ([]byte, error) {

@@ -166,7 +166,7 @@ func TestSinkAppendsOnceAtomically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(data) != "- A: first line\n- B: second\n- C: third\n" {
+	if string(data) != "## Notes\n- A: first line\n- B: second\n- C: third\n" {
 		t.Fatalf("MEMORY.md =\n%s", data)
 	}
 	entries, err := os.ReadDir(filepath.Dir(path))

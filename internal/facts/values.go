@@ -10,21 +10,21 @@ import (
 // Technical values: what makes "X is Y" an environment fact rather than an
 // opinion ("the API is slow").
 var (
-	urlValue     = re(`\bhttps?://[^\s<>"'` + "`" + `]+`)
-	hostValue    = re(`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|internal|local|lan|cloud|app|co|cn|corp|svc|intra|example|test)\b`)
-	ipValue      = re(`\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b`)
-	pathValue    = re(`(?:^|[\s(` + "`" + `'"])(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*|\b[\w-]+(?:/[\w.-]+)+\.[a-z]{1,5}\b|\b[\w-]+\.(?:ya?ml|json|toml|ini|conf|cfg|env|go|py|ts|js|tsx|jsx|rs|java|sql|md|sh|tf|lock|xml|csv|parquet)\b`)
-	versionValue = re(`\b[vV]?\d+\.\d+(?:\.\d+)?\b|\b(?:python|node|node\.js|nodejs|go|golang|java|jdk|postgres|postgresql|mysql|redis|kafka|ubuntu|debian|php|ruby|rails|django|react|vue|angular|kubernetes|k8s|terraform|helm|elasticsearch|mongodb|nginx|spark|airflow|dbt|pandas|pg)\s*v?\d+\b`)
-	portValue    = re(`\bport\s*\d{2,5}\b|端口\s*\d{2,5}`)
-	channelValue = re(`(?:^|[\s(（])#[a-z][\w-]+|(?:^|[\s(（])@[a-z][\w.-]+`)
-	regionValue  = re(`\b(?:us|eu|ap|sa|ca|me|af|cn)-(?:east|west|north|south|central|northeast|southeast|northwest|southwest)-\d\b`)
-	envVarValue  = re(`\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b`)
-	codeValue    = re("`[^`\n]{1,80}`")
-	emailValue   = re(`\b[\w.+-]+@[\w-]+\.[\w.]+\b`)
+	urlValue     = regexp.MustCompile(`\bhttps?://[^\s<>"'` + "`" + `]+`)
+	hostValue    = regexp.MustCompile(`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|internal|local|lan|cloud|app|co|cn|corp|svc|intra|example|test)\b`)
+	ipValue      = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b`)
+	pathValue    = regexp.MustCompile(`(?:^|[\s(` + "`" + `'"])(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*|\b[\w-]+(?:/[\w.-]+)+\.[a-z]{1,5}\b|\b[\w-]+\.(?:ya?ml|json|toml|ini|conf|cfg|env|go|py|ts|js|tsx|jsx|rs|java|sql|md|sh|tf|lock|xml|csv|parquet)\b`)
+	versionValue = regexp.MustCompile(`\b[vV]?\d+\.\d+(?:\.\d+)?\b|\b(?:python|node|node\.js|nodejs|go|golang|java|jdk|postgres|postgresql|mysql|redis|kafka|ubuntu|debian|php|ruby|rails|django|react|vue|angular|kubernetes|k8s|terraform|helm|elasticsearch|mongodb|nginx|spark|airflow|dbt|pandas|pg)\s*v?\d+\b`)
+	portValue    = regexp.MustCompile(`\bport\s*\d{2,5}\b|端口\s*\d{2,5}`)
+	channelValue = regexp.MustCompile(`(?:^|[\s(（])#[a-z][\w-]+|(?:^|[\s(（])@[a-z][\w.-]+`)
+	regionValue  = regexp.MustCompile(`\b(?:us|eu|ap|sa|ca|me|af|cn)-(?:east|west|north|south|central|northeast|southeast|northwest|southwest)-\d\b`)
+	envVarValue  = regexp.MustCompile(`\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b`)
+	codeValue    = regexp.MustCompile("`[^`\n]{1,80}`")
+	emailValue   = regexp.MustCompile(`\b[\w.+-]+@[\w-]+\.[\w.]+\b`)
 	// productName is a capitalised name after the statement's first word
 	// ("runs on GitHub Actions", "is hosted on AWS").
-	productName = re(`\s(?:[A-Z][\w.+-]*[a-zA-Z0-9+]|[A-Z]{2,})`)
-	infraNoun   = re(`\b(?:database|db|cache|queue|broker|bucket|cluster|registry|repo|repository|monorepo|host|hostname|server|endpoint|api|gateway|region|channel|branch|ci|cd|pipeline|staging|prod|production|dev|sandbox|vpn|dns|domain|wiki|docs|runbook|dashboard|namespace|account|tenant|subnet|vpc|cdn|proxy|load balancer|vault|config|logs|metrics|alerts|status page|package manager|runtime|backend|frontend|service|services|app|deploys?|releases?|warehouse|data lake|lake|table|schema|dataset|notebook|cron|scheduler|worker|workers|storage|kafka topic|topic|tracker|board|jira|slack|on-call|oncall|rota|calendar|timezone|time zone|locale|currency|sla|quota|limit|budget|fiscal year|tier|plan|org|organization|workspace|idp|identity provider|provider|registrar|mx|invoice|billing)\b`)
+	productName = regexp.MustCompile(`\s(?:[A-Z][\w.+-]*[a-zA-Z0-9+]|[A-Z]{2,})`)
+	infraNoun   = regexp.MustCompile(`\b(?:database|db|cache|queue|broker|bucket|cluster|registry|repo|repository|monorepo|host|hostname|server|endpoint|api|gateway|region|channel|branch|ci|cd|pipeline|staging|prod|production|dev|sandbox|vpn|dns|domain|wiki|docs|runbook|dashboard|namespace|account|tenant|subnet|vpc|cdn|proxy|load balancer|vault|config|logs|metrics|alerts|status page|package manager|runtime|backend|frontend|service|services|app|deploys?|releases?|warehouse|data lake|lake|table|schema|dataset|notebook|cron|scheduler|worker|workers|storage|kafka topic|topic|tracker|board|jira|slack|on-call|oncall|rota|calendar|timezone|time zone|locale|currency|sla|quota|limit|budget|fiscal year|tier|plan|org|organization|workspace|idp|identity provider|provider|registrar|mx|invoice|billing|stack|infra|infrastructure|k8s|kubernetes|terraform state|state|bastion|jump host|vm|vms|instance|instances|shard|replica|primary)\b`)
 )
 
 // valuePatterns are the technical values hasValue looks for, on the
@@ -67,7 +67,7 @@ func hanEnvironment(s statement) bool {
 	return s.cjk && (hasValue(s) || hanProduct.MatchString(s.text))
 }
 
-var hanProduct = re(`(?:是|在|为|叫|用的是|位于)\s*[A-Z][A-Za-z0-9.+-]+`)
+var hanProduct = re(`(?:是|在|为|叫|用的是|位于|放在|存放在|存在|放到|跑在|部署在)\s*[A-Z][A-Za-z0-9.+-]+`)
 
 // knownTerms are tools, languages and services common enough in agent
 // conversations to be a fact's topic wherever they appear in it.
@@ -101,10 +101,10 @@ var knownTermSet = func() map[string]bool {
 }()
 
 var (
-	identWord   = re(`[A-Za-z][\w.+#-]*[\w+#]|[A-Za-z]`)
-	namedThing  = re(`\b([a-z][\w-]*)[ -](service|team|repo|api|bucket|cluster|database|db|queue|topic|pipeline|channel|branch|dashboard|project|module|job|table)\b`)
-	hanThing    = re(`([\p{Han}]{2,6})(服务|团队|系统|模块|数据库|仓库|项目|平台|频道|群)`)
-	compoundTok = re(`\b[a-z]+(?:[-_][a-z0-9]+)+\b|\b[a-z]+[A-Z][A-Za-z]+\b`)
+	identWord   = regexp.MustCompile(`[A-Za-z][\w.+#-]*[\w+#]|[A-Za-z]`)
+	namedThing  = regexp.MustCompile(`\b([a-z][\w-]*)[ -](service|team|repo|api|bucket|cluster|database|db|queue|topic|pipeline|channel|branch|dashboard|project|module|job|table)\b`)
+	hanThing    = regexp.MustCompile(`([\p{Han}]{2,6})(服务|团队|系统|模块|数据库|仓库|项目|平台|频道|群)`)
+	compoundTok = regexp.MustCompile(`\b[a-z]+(?:[-_][a-z0-9]+)+\b|\b[a-z]+[A-Z][A-Za-z]+\b`)
 )
 
 // topicsOf returns the fact's own terms, lower-cased, most telling first:

@@ -76,8 +76,9 @@ func TestWorkerFlushesOneJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A heuristic fact's title is its line, so each line is said once.
-	want := "- Remember that the staging database is read-only.\n" +
+	// A heuristic fact's title is its line without the lead-in, so each
+	// line says its text once.
+	want := "## Constraints\n- Remember that the staging database is read-only.\n" +
 		"- 以后提交代码之前必须先运行 make lint 检查一下。\n"
 	if string(data) != want {
 		t.Fatalf("MEMORY.md =\n%s", data)

@@ -1,0 +1,68 @@
+package facts
+
+import (
+	"regexp"
+	"slices"
+	"testing"
+)
+
+// The prefilter never changes a rule's verdict: on every sentence of the
+// corpus, each rule and veto matches with it exactly when its expression
+// matches without it.
+func TestPrefilterAgreesWithTheExpression(t *testing.T) {
+	var texts []string
+	for _, c := range loadCorpus(t, corpusFiles(t)) {
+		for _, e := range c.Entries {
+			for _, s := range statements(e.Content) {
+				texts = append(texts, s.text, s.lower)
+			}
+		}
+	}
+	matchers := []matcher{questionStart, questionHan, transient, transientWeak, transientHan, transientHanW, hedge, chatter, injection, task, standingMarker, noteMarker, restating, decidedByPeople}
+	for _, r := range rules {
+		matchers = append(matchers, r.re)
+		if r.unless.re != nil {
+			matchers = append(matchers, r.unless)
+		}
+	}
+	filtered := 0
+	for _, m := range matchers {
+		if m.lits != nil {
+			filtered++
+		}
+		for _, text := range texts {
+			if got, want := m.MatchString(text), m.re.MatchString(text); got != want {
+				t.Fatalf("%s on %q: prefiltered %v, expression %v (literals %q)", m.re, text, got, want, m.lits)
+			}
+		}
+	}
+	if filtered < len(matchers)/2 {
+		t.Fatalf("only %d of %d expressions have a prefilter", filtered, len(matchers))
+	}
+}
+
+func TestRequiredLiterals(t *testing.T) {
+	tests := []struct {
+		expr string
+		want []string // nil: no prefilter
+	}{
+		{`\bnever\b`, []string{"never"}},
+		{`\b(?:never|no)\b`, []string{"never", "no"}},
+		{`^please\s+(?:keep|use)\b`, []string{"please"}},
+		{`(?:a|b)x?`, []string{"a", "b"}},
+		{`x*`, nil},
+		{`never|\d+`, nil},
+		{`(?i)never`, nil},
+		{`只(?:用|按)`, []string{"只用", "只按"}},
+	}
+	for _, tt := range tests {
+		m := newMatcher(tt.expr)
+		got := slices.Clone(m.lits)
+		slices.Sort(got)
+		slices.Sort(tt.want)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("literals of %s = %q, want %q", tt.expr, got, tt.want)
+		}
+		regexp.MustCompile(tt.expr)
+	}
+}
