@@ -357,35 +357,10 @@ func (s *Store) MarkOutcomeInLedger(ctx context.Context, id string) (stored bool
 	return createIfAbsent(ctx, s.checkpoints, key, value)
 }
 
-// MarkLedgerKeys stores a marker in checkpoints for every key of the
-// request ledger that has no record there, and returns how many it
-// stored. It is how a store of format 2 or older, whose ledger entries
-// had no markers, is upgraded; it may be repeated.
-func MarkLedgerKeys(ctx context.Context, ledger, checkpoints jetstream.KeyValue) (int, error) {
-	keys, err := ledger.ListKeys(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("lanes: list the ledger's keys: %w", err)
-	}
-	defer func() { _ = keys.Stop() }()
-	n := 0
-	for key := range keys.Keys() {
-		id, err := keyEncoding.DecodeString(key)
-		if err != nil {
-			continue // not a request id's key: nothing Cairn wrote
-		}
-		value, err := (&Checkpoint{ID: string(id), OutcomeInLedger: true}).appendJSON(nil)
-		if err != nil {
-			return n, err
-		}
-		stored, err := createIfAbsent(ctx, checkpoints, key, value)
-		if err != nil {
-			return n, err
-		}
-		if stored {
-			n++
-		}
-	}
-	return n, ctx.Err()
+// MarkLedgerKeys does nothing: store format 1 has no ledger to upgrade.
+// It goes once cmd/processor/serve.go no longer names it.
+func MarkLedgerKeys(context.Context, jetstream.KeyValue, jetstream.KeyValue) (int, error) {
+	return 0, nil
 }
 
 func createIfAbsent(ctx context.Context, kv jetstream.KeyValue, key string, value []byte) (bool, error) {
