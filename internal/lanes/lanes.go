@@ -60,9 +60,9 @@ type Head struct {
 
 // Encode returns h's stored value, the bytes json.Marshal gives for h. It
 // does not call json.Marshal, which validates every outbox payload (event
-// bodies of tens of kilobytes encoded moments before): that scan took about
-// 6 % of the processor's CPU in a profile of BenchmarkProcessor
-// (internal/consumer). TestHeadEncodeMatchesMarshal holds Encode to
+// bodies of tens of kilobytes encoded moments before). Kept by the speed
+// rule (docs/architecture.md, "Speed work") on BenchmarkFairProcessor
+// (internal/consumer); TestHeadEncodeMatchesMarshal holds Encode to
 // json.Marshal on random values of every field.
 func (h *Head) Encode() ([]byte, error) {
 	value, err := h.appendJSON(make([]byte, 0, 512+h.size()))
@@ -237,9 +237,8 @@ func (c *Checkpoint) keyValue() (key string, value []byte, err error) {
 
 // appendJSON appends the bytes json.Marshal gives for c, without its
 // validating scan of the body and of the plan's outbox payloads, all
-// encoded moments before (see Head.Encode): with the plan in the record,
-// that scan took 4 % of the processor's CPU in a profile of
-// BenchmarkFairProcessor (internal/consumer).
+// encoded moments before (see Head.Encode). Kept by the speed rule on
+// BenchmarkFairProcessor (internal/consumer);
 // TestCheckpointEncodeMatchesMarshal holds it to json.Marshal.
 func (c *Checkpoint) appendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"checkpoint_id":`...)

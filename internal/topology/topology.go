@@ -156,7 +156,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 	}{
 		// Every bucket keeps one revision per key. A superseded head (its
 		// outbox records already published) or ledger entry (the stored plan
-		// with its records and checkpoint, ~6x the final entry) has no use
+		// with its records and checkpoint, many times the final entry) has no use
 		// once the next revision is written; the lane's history is the
 		// checkpoints' parent chain.
 		{&s.Heads, kvConfig(BucketHeads, "active checkpoint, generation and outbox of each lane", 0, o)},
@@ -297,8 +297,8 @@ func StreamConfigs(o Options) []jetstream.StreamConfig {
 	requests.MaxMsgSize = o.MaxMsgSize
 	// Every harvest job reads its request back by sequence. A direct get
 	// returns the message as it is stored; the stream API's get wraps it in
-	// base64 inside JSON, which cost 6 % of serve's CPU on 100-event lanes.
-	// Any replica may answer a direct get, so readers retry a miss
+	// base64 inside JSON, for the reader to decode (processor bench
+	// measures what that costs serve). Any replica may answer a direct get, so readers retry a miss
 	// (streamread.MsgAt).
 	requests.AllowDirect = true
 	// The dead-letter stream holds only what Cairn could not settle: a
