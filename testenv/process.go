@@ -193,6 +193,12 @@ func (c *ProcessClusterEnv) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
 	return connect(t, strings.Join(c.urls, ","), opts)
 }
 
+// JetStream returns a JetStream handle on a new connection from Conn.
+func (c *ProcessClusterEnv) JetStream(t testing.TB) jetstream.JetStream {
+	t.Helper()
+	return newJetStream(t, c.Conn(t))
+}
+
 // NodeConn connects to node i first; the client learns the other nodes from
 // it and fails over to them.
 func (c *ProcessClusterEnv) NodeConn(t testing.TB, i int, opts ...nats.Option) *nats.Conn {

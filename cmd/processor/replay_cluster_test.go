@@ -25,16 +25,10 @@ const replayEvents = 200
 // replayEvents skipped events.
 func newReplayCluster(t *testing.T) *testenv.ClusterEnv {
 	t.Helper()
-	c := testenv.Cluster(t, 3, testenv.Options{})
-	js := c.JetStream(t)
+	c, _ := testenv.CairnCluster(t, 3, testenv.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	o := topology.DefaultOptions()
-	o.Replicas = 3
-	if _, err := topology.Ensure(ctx, js, o); err != nil {
-		t.Fatal(err)
-	}
-	publishReplayEvents(ctx, t, js)
+	publishReplayEvents(ctx, t, c.JetStream(t))
 	return c
 }
 
@@ -153,19 +147,10 @@ func (w *pausingWriter) String() string {
 // every event, and a replay connected to the stream leader reads everything
 // once, in order, when that node is killed after the first quarter.
 func TestReplayOnSeparateServerProcesses(t *testing.T) {
-	c := testenv.ProcessCluster(t, 3)
-	js, err := jetstream.New(c.Conn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _ := testenv.CairnProcessCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	o := topology.DefaultOptions()
-	o.Replicas = 3
-	if _, err := topology.Ensure(ctx, js, o); err != nil {
-		t.Fatal(err)
-	}
-	publishReplayEvents(ctx, t, js)
+	publishReplayEvents(ctx, t, c.JetStream(t))
 	leader := c.StreamLeader(t, events.StreamEvents)
 
 	code, out, errOut := cli(t, "replay", "--nats-url", c.URL((leader+1)%c.Size()), "--json")

@@ -20,20 +20,16 @@ import (
 // node that does not lead the events stream, and stops at the end although
 // the stream's last events are not activations.
 func TestVerifyReadsEveryActivationOnACluster(t *testing.T) {
-	c := testenv.Cluster(t, 3, testenv.Options{})
-	verifyOnCluster(t, c.JetStream(t), func() jetstream.JetStream {
+	c, stores := testenv.CairnCluster(t, 3, testenv.Options{})
+	verifyOnCluster(t, c.JetStream(t), stores, func() jetstream.JetStream {
 		return c.Node(c.Follower(t, events.StreamEvents)).JetStream(t)
 	})
 }
 
 // The same on a cluster of separate nats-server processes.
 func TestVerifyOnSeparateServerProcesses(t *testing.T) {
-	c := testenv.ProcessCluster(t, 3)
-	js, err := jetstream.New(c.Conn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	verifyOnCluster(t, js, func() jetstream.JetStream {
+	c, stores := testenv.CairnProcessCluster(t, 3)
+	verifyOnCluster(t, c.JetStream(t), stores, func() jetstream.JetStream {
 		reader, err := jetstream.New(c.NodeConn(t, (c.StreamLeader(t, events.StreamEvents)+1)%c.Size()))
 		if err != nil {
 			t.Fatal(err)
@@ -49,9 +45,9 @@ func TestVerifyOnSeparateServerProcesses(t *testing.T) {
 // well as the stream's leader, and reads the stores through the new leaders.
 func TestVerifySurvivesStreamLeaderLoss(t *testing.T) {
 	t.Run("in-process", func(t *testing.T) {
-		c := testenv.Cluster(t, 3, testenv.Options{})
+		c, stores := testenv.CairnCluster(t, 3, testenv.Options{})
 		d := &disruptingJS{at: activations / 4}
-		verifyOnCluster(t, c.JetStream(t), func() jetstream.JetStream {
+		verifyOnCluster(t, c.JetStream(t), stores, func() jetstream.JetStream {
 			leader := c.StreamLeader(t, events.StreamEvents)
 			d.JetStream, d.disrupt = c.Node(leader).JetStream(t), c.Node(leader).Shutdown
 			return d
@@ -59,14 +55,11 @@ func TestVerifySurvivesStreamLeaderLoss(t *testing.T) {
 		d.check(t)
 	})
 	t.Run("separate processes", func(t *testing.T) {
-		c := testenv.ProcessCluster(t, 3)
-		js, err := jetstream.New(c.Conn(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, stores := testenv.CairnProcessCluster(t, 3)
 		d := &disruptingJS{at: activations / 4}
-		verifyOnCluster(t, js, func() jetstream.JetStream {
+		verifyOnCluster(t, c.JetStream(t), stores, func() jetstream.JetStream {
 			leader := c.StreamLeader(t, events.StreamEvents)
+			var err error
 			if d.JetStream, err = jetstream.New(c.NodeConn(t, leader)); err != nil {
 				t.Fatal(err)
 			}
@@ -166,17 +159,12 @@ const (
 )
 
 // verifyOnCluster stores 200 activations in 4 lanes and 3 skipped events
-// through js, then verifies them through the JetStream reader returns.
-func verifyOnCluster(t *testing.T, js jetstream.JetStream, reader func() jetstream.JetStream) {
+// through js and stores, then verifies them through the JetStream reader
+// returns.
+func verifyOnCluster(t *testing.T, js jetstream.JetStream, stores *topology.Stores, reader func() jetstream.JetStream) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	o := topology.DefaultOptions()
-	o.Replicas = 3
-	stores, err := topology.Ensure(ctx, js, o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &fixture{js: js, stores: stores, lanes: lanes.New(stores.Heads, stores.Checkpoints)}
 	for i := range clusterLanes {
 		f.activate(t, lanes.Lane{RunAgentID: fmt.Sprintf("agent-%d", i), CheckpointNamespace: "root"}, clusterGenerations)

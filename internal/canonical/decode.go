@@ -71,6 +71,9 @@ type decoder struct {
 	numbers shortValues[json.Number]
 }
 
+// decoderPool keeps decoders with their stacks and string caches: kept by
+// the speed rule (docs/architecture.md, "Speed work") on
+// BenchmarkFairProcessor/generated=100 (internal/consumer).
 var decoderPool = sync.Pool{New: func() any { return new(decoder) }}
 
 func getDecoder(data []byte) *decoder {

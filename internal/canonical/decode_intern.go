@@ -10,7 +10,10 @@ import (
 // strings they made, one per slot chosen by a hash of the text, so a repeat
 // costs a comparison instead of an allocation (and, for values, the boxing
 // into an interface too). A slot keeps the last string that hashed to it; a
-// collision only costs the allocation the cache would have saved.
+// collision only costs the allocation the cache would have saved. Kept by
+// the speed rule (docs/architecture.md, "Speed work") on
+// BenchmarkFairProcessor/generated=100 (internal/consumer), with the
+// decoder and encoder pools.
 const (
 	// internMaxLen is the longest text cached: keys and enum-like values are
 	// short, and long text (content, hashes) is rarely repeated.

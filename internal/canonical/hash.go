@@ -10,6 +10,9 @@ import (
 // grew past it for one huge value are dropped so the pool stays small.
 const maxPooledBuffer = 4 << 20
 
+// encoderPool keeps encoders with their buffers: kept by the speed rule
+// (docs/architecture.md, "Speed work") on BenchmarkFairProcessor/generated=100
+// (internal/consumer).
 var encoderPool = sync.Pool{New: func() any { return &encoder{buf: make([]byte, 0, 4096)} }}
 
 func getEncoder() *encoder {

@@ -22,8 +22,7 @@ import (
 )
 
 // The fair comparison of the processor with a JetStream baseline
-// (docs/performance.md, "Processor against the baseline (fair
-// benchmark)"): the baseline writes what a request needs with the sizes the
+// (docs/performance.md, "The benchmarks"): the baseline writes what a request needs with the sizes the
 // processor writes, both sides get enough workers to use the machine (and
 // report how many cores they used), the two alternate on fresh servers that
 // each stop after their own loop, and the headline is the median of the

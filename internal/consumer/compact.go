@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/cairnhq/cairn/events"
@@ -191,7 +190,7 @@ func (p *Processor) storeRecordedCheckpoint(ctx context.Context, d *delivery, pl
 	if err != nil {
 		return nil, err
 	}
-	err = p.updateEntry(ctx, d, func(e *ledger.Entry) { e.Plan, e.Checkpoint, e.HarvestCut = adopted, stored, nil })
+	err = p.updateEntry(ctx, d, func(e *ledger.Entry) { e.Plan, e.Checkpoint = adopted, stored })
 	return adopted, err
 }
 
@@ -257,12 +256,10 @@ func (p *Processor) localPlan(ctx context.Context, d *delivery) (*lanes.Head, er
 }
 
 // commitStored resumes a request the ledger has at stored: it stores the
-// plan's checkpoint and activates the plan. A plan an earlier release
-// stored without its harvest job (HarvestCut) gets the job back, pointing
-// to this delivery's request.
+// plan's checkpoint and activates the plan.
 func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 	d.mu.Lock()
-	plan, cp, cut := d.entry.Plan, d.entry.Checkpoint, d.entry.HarvestCut
+	plan, cp := d.entry.Plan, d.entry.Checkpoint
 	d.mu.Unlock()
 	if plan == nil || cp == nil {
 		return errcode.New(errcode.Internal, "stored request has no plan or checkpoint")
@@ -270,15 +267,6 @@ func (p *Processor) commitStored(ctx context.Context, d *delivery) error {
 	withBody := *plan
 	withBody.CheckpointBody = cp.Body
 	plan = &withBody
-	if len(cut) > 0 {
-		job, err := harvestRecord(d.req, d.req.RequestID, cut, d.streamSeq, d.traceparent)
-		if err != nil {
-			return err
-		}
-		full := *plan
-		full.Outbox = append(slices.Clone(plan.Outbox), job)
-		plan = &full
-	}
 	plan, err := p.storeRecordedCheckpoint(ctx, d, plan, cp, p.lanes.PutCheckpoint(ctx, cp))
 	if err != nil {
 		return err
@@ -578,7 +566,7 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 		outcome := plan.Outbox[0]
 		cited, cites := lanes.CiteCheckpoint(outcome.Payload, plan.CheckpointBody)
 		err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
-			e.State, e.Outcome, e.Plan, e.Checkpoint, e.HarvestCut = ledger.Activated, &outcome, nil, nil, nil
+			e.State, e.Outcome, e.Plan, e.Checkpoint = ledger.Activated, &outcome, nil, nil
 			switch {
 			case d.planInCheckpoint:
 				e.Outcome, e.OutcomeInCheckpoint = nil, true

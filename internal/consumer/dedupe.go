@@ -59,12 +59,11 @@ var errUseLedger = errors.New("consumer: decided by the request ledger")
 // (lanes.Checkpoint.OutcomeInLedger) before the ledger records it. Both
 // are create-only writes in the checkpoints bucket, where every request
 // id the ledger knows has a record (its checkpoint or a marker: failures
-// and skips write the marker first, and a store of an older format is
-// marked on start). So a write that creates its key proves the id new,
-// and anything else (a redelivery, a resend, a used id) is errUseLedger:
-// the delivery runs again with the ledger, as every delivery did before.
-// An activation claimed this way records no ledger entry: the checkpoint
-// with its plan is the record a repeat finds.
+// and skips write the marker first). So a write that creates its key
+// proves the id new, and anything else (a redelivery, a resend, a used
+// id) is errUseLedger: the delivery runs again with the ledger. An
+// activation claimed this way records no ledger entry: the checkpoint with
+// its plan is the record a repeat finds.
 func (p *Processor) firstDelivery(ctx context.Context, d *delivery, next handler) error {
 	d.fast = true
 	d.setEntry(&ledger.Entry{RequestID: d.req.RequestID, ContentHash: ledger.ContentHash(d.body), State: ledger.Started, UpdatedAt: p.now()}, 0)

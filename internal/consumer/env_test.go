@@ -50,15 +50,7 @@ func clusterEnv(t testing.TB) *env {
 
 func newEnv(t testing.TB, js jetstream.JetStream, replicas int) *env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-	defer cancel()
-	opts := topology.DefaultOptions()
-	opts.Replicas = replicas
-	stores, err := topology.Ensure(ctx, js, opts)
-	if err != nil {
-		t.Fatalf("topology: %v", err)
-	}
-	return &env{t: t, js: js, stores: stores}
+	return &env{t: t, js: js, stores: testenv.Stores(t, js, replicas)}
 }
 
 func testConfig() Config {

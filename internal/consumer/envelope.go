@@ -300,13 +300,12 @@ func typeError(field, expected string) *errcode.Error {
 
 // The rehydration state a request may carry is bounded below the
 // engine's 1 MiB by the server's max_payload: the checkpoint carries the
-// state verbatim. The bound was set when the ledger entry of a stored
-// request held the checkpoint twice in one message (itself, and inside its
-// plan's activated event); since store format 4 every message holds it
-// once, and the bound is kept so that what a producer may send does not
-// change with the store. rehydrationReserve is kept for the rest of those
-// two copies: two summaries of the default semantic_max_bytes (128 KiB)
-// and 64 KiB of ids, hashes and accounting. With the default 1 MiB
+// state verbatim, and every stored message that holds the checkpoint (its
+// record, a ledger entry, a lane head) must fit in one message. The state
+// may take half of what max_payload leaves after rehydrationReserve (two
+// summaries of the default semantic_max_bytes, 128 KiB each, and 64 KiB of
+// ids, hashes and accounting); the other half is the margin for the rest
+// of the checkpoint and the record around it. With the default 1 MiB
 // max_payload the limit is 352 KiB.
 const (
 	rehydrationReserve       = 320 << 10

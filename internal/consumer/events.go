@@ -144,9 +144,9 @@ func record(subject, id string, payload any, traceparent string) (outbox.Record,
 // write. encoding/json validates and compacts a json.RawMessage byte by
 // byte; the checkpoint is most of the event and Cairn encoded it itself, so
 // ev is encoded with the member null and the checkpoint is put back the way
-// lanes.RestoreCheckpoint puts back a cited one (rawjson.AppendRaw). In a
-// profile of the fair benchmark's processor, encoding/json's pass over the
-// checkpoint was 6 % of the processor's own CPU.
+// lanes.RestoreCheckpoint puts back a cited one (rawjson.AppendRaw).
+// Kept by the speed rule (docs/architecture.md, "Speed work") on
+// BenchmarkFairProcessor.
 func activatedRecord(id string, ev events.Activated, checkpoint json.RawMessage, traceparent string) (outbox.Record, error) {
 	ev.Checkpoint = nil
 	rec, err := record(topology.SubjectActivated, id, ev, traceparent)

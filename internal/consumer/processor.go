@@ -120,9 +120,8 @@ func New(cfg Config, d Deps) (*Processor, error) {
 // commit slot. Then the processor has more work ready than the CPU takes,
 // and a request pulled at once would only queue for it. A request for a
 // remote model spends its time waiting on the model, so a pull never waits
-// for it: with one 200 ms model, 32 workers and a backlog, waiting cost
-// 4 % of the throughput (BenchmarkSlowModel200ms, of_ideal 0.896, 0.917,
-// 0.897 against 0.938, 0.934, 0.940 without).
+// for it: waiting would only delay its model call (BenchmarkSlowModel200ms
+// measures the fraction of the ideal throughput a remote model reaches).
 func (p *Processor) gatherWhen() func() bool {
 	if !IsLocal(p.summarizer) {
 		return nil

@@ -97,8 +97,8 @@ const OutcomeUncertain = "uncertain"
 // earlier summary call whose outcome Cairn does not know (it may have been
 // paid for); the engine's own entries are Usage.
 type UncertainAttempt struct {
-	// The fields are in key order: the entry's bytes are those Cairn
-	// published before the type existed.
+	// The fields are in key order, so that the entry encodes with its
+	// keys sorted, as every other object of the event does.
 	Attempt     int    `json:"attempt" doc:"the attempt's number" minimum:"1"`
 	Deadline    string `json:"deadline" doc:"when the call would have timed out (RFC 3339, UTC)"`
 	Outcome     string `json:"outcome" doc:"always uncertain" const:"\"uncertain\""`

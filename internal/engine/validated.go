@@ -89,9 +89,10 @@ func (rec *eventsRecord) matches(events []InputEvent) bool {
 }
 
 // equalJSON is reflect.DeepEqual for the trees canonical.Decode makes
-// (objects, lists, strings, json.Number, bool, null), by a type switch:
-// reflect.DeepEqual took 4 % of the processor's CPU on a generated
-// 100-event lane. Any other value is compared by reflect.DeepEqual.
+// (objects, lists, strings, json.Number, bool, null), by a type switch;
+// any other value is compared by reflect.DeepEqual. Kept by the speed rule
+// (docs/architecture.md, "Speed work") on
+// BenchmarkFairProcessor/generated=100.
 func equalJSON(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:

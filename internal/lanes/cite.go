@@ -13,15 +13,15 @@ import (
 	"github.com/cairnhq/cairn/internal/rawjson"
 )
 
-// A checkpoint's bytes are stored once, in its record (store format 4).
-// An activated event ends with the checkpoint it activates, byte for byte
-// the record's own "checkpoint" member (both are encoding/json's bytes for
-// the body); the plan inside the record and the lane head that carries the
-// event in its outbox store the event with that member null instead, and
-// say so (Checkpoint.PlanCitesCheckpoint, Head.OutboxCites). Reading them
-// puts the checkpoint back. Before, the checkpoint was about half of what
-// a local summarizer's activation wrote: once in its record, again in the
-// record's plan, again in the head.
+// A checkpoint's bytes are stored once, in its record. An activated
+// event ends with the checkpoint it activates, byte for byte the record's
+// own "checkpoint" member (both are encoding/json's bytes for the body);
+// the plan inside the record and the lane head that carries the event in
+// its outbox store the event with that member null instead, and say so
+// (Checkpoint.PlanCitesCheckpoint, Head.OutboxCites). Reading them puts
+// the checkpoint back. Stored whole, the checkpoint would be written three
+// times per activation of a local summarizer: in its record, in the
+// record's plan and in the head.
 
 // cited is how a stored event that cites its checkpoint ends: the member
 // that held the checkpoint, null, and the event's closing brace.

@@ -60,9 +60,9 @@ type Head struct {
 
 // Encode returns h's stored value, the bytes json.Marshal gives for h. It
 // does not call json.Marshal, which validates every outbox payload (event
-// bodies of tens of kilobytes encoded moments before): that scan took about
-// 6 % of the processor's CPU in a profile of BenchmarkProcessor
-// (internal/consumer). TestHeadEncodeMatchesMarshal holds Encode to
+// bodies of tens of kilobytes encoded moments before). Kept by the speed
+// rule (docs/architecture.md, "Speed work") on BenchmarkFairProcessor
+// (internal/consumer); TestHeadEncodeMatchesMarshal holds Encode to
 // json.Marshal on random values of every field.
 func (h *Head) Encode() ([]byte, error) {
 	value, err := h.appendJSON(make([]byte, 0, 512+h.size()))
@@ -237,9 +237,8 @@ func (c *Checkpoint) keyValue() (key string, value []byte, err error) {
 
 // appendJSON appends the bytes json.Marshal gives for c, without its
 // validating scan of the body and of the plan's outbox payloads, all
-// encoded moments before (see Head.Encode): with the plan in the record,
-// that scan took 4 % of the processor's CPU in a profile of
-// BenchmarkFairProcessor (internal/consumer).
+// encoded moments before (see Head.Encode). Kept by the speed rule on
+// BenchmarkFairProcessor (internal/consumer);
 // TestCheckpointEncodeMatchesMarshal holds it to json.Marshal.
 func (c *Checkpoint) appendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"checkpoint_id":`...)
@@ -357,35 +356,10 @@ func (s *Store) MarkOutcomeInLedger(ctx context.Context, id string) (stored bool
 	return createIfAbsent(ctx, s.checkpoints, key, value)
 }
 
-// MarkLedgerKeys stores a marker in checkpoints for every key of the
-// request ledger that has no record there, and returns how many it
-// stored. It is how a store of format 2 or older, whose ledger entries
-// had no markers, is upgraded; it may be repeated.
-func MarkLedgerKeys(ctx context.Context, ledger, checkpoints jetstream.KeyValue) (int, error) {
-	keys, err := ledger.ListKeys(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("lanes: list the ledger's keys: %w", err)
-	}
-	defer func() { _ = keys.Stop() }()
-	n := 0
-	for key := range keys.Keys() {
-		id, err := keyEncoding.DecodeString(key)
-		if err != nil {
-			continue // not a request id's key: nothing Cairn wrote
-		}
-		value, err := (&Checkpoint{ID: string(id), OutcomeInLedger: true}).appendJSON(nil)
-		if err != nil {
-			return n, err
-		}
-		stored, err := createIfAbsent(ctx, checkpoints, key, value)
-		if err != nil {
-			return n, err
-		}
-		if stored {
-			n++
-		}
-	}
-	return n, ctx.Err()
+// MarkLedgerKeys does nothing: store format 1 has no ledger to upgrade.
+// It goes once cmd/processor/serve.go no longer names it.
+func MarkLedgerKeys(context.Context, jetstream.KeyValue, jetstream.KeyValue) (int, error) {
+	return 0, nil
 }
 
 func createIfAbsent(ctx context.Context, kv jetstream.KeyValue, key string, value []byte) (bool, error) {

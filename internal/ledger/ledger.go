@@ -85,11 +85,6 @@ type Entry struct {
 	// written, so recovery repeats the same bytes instead of recomputing.
 	Plan       *lanes.Head       `json:"plan,omitempty"`
 	Checkpoint *lanes.Checkpoint `json:"checkpoint,omitempty"`
-	// HarvestCut is read from entries an earlier release stored: their
-	// Plan left out the harvest job, whose transcript was then most of a
-	// plan, and listed its cut events here. Harvest jobs are now pointers
-	// of a few hundred bytes kept in the Plan, so Cairn no longer writes it.
-	HarvestCut []string `json:"harvest_cut,omitempty"`
 	// Outcome is the event a terminal state published; a repeat of the
 	// request re-publishes it unchanged (same event id).
 	Outcome *outbox.Record `json:"outcome,omitempty"`

@@ -2,13 +2,11 @@ package topology_test
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go/jetstream"
@@ -50,9 +48,9 @@ func setMetadata(t *testing.T, js jetstream.JetStream, stream, key, value string
 	}
 }
 
-// A store from a release before the marker (streams without it, one with
-// an operator's own metadata) is marked on start, and the operator's key
-// stays.
+// Streams without the marker (one made by hand before Cairn's first
+// start, with an operator's own metadata) are marked on start, and the
+// operator's key stays.
 func TestEnsureMarksUnmarkedStore(t *testing.T) {
 	js := embedded(t)
 	ctx := context.Background()
@@ -140,60 +138,4 @@ func TestEnsureFormatOnCluster(t *testing.T) {
 	setMetadata(t, js, "KV_"+topology.BucketCheckpoints, topology.FormatKey, newer)
 	_, err := topology.Ensure(ctx, c.Node(2).JetStream(t), o)
 	checkFormatRefusal(t, err, "KV_"+topology.BucketCheckpoints, newer)
-}
-
-// A ledger of format 2 is upgraded on start: every request id it holds
-// gets a marker in the checkpoints bucket unless a checkpoint is there.
-// An upgrade that fails leaves the ledger's format as it was, so that the
-// next start runs it again; then the marker is raised.
-func TestEnsureUpgradesAFormat2Ledger(t *testing.T) {
-	js := embedded(t)
-	ctx := context.Background()
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: topology.BucketLedger, Storage: jetstream.FileStorage,
-		Metadata: map[string]string{topology.FormatKey: "2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"req-failed", "req-active"} {
-		key, _ := lanes.IDKey(id)
-		if _, err := kv.Put(ctx, key, []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	checkpoints, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: topology.BucketCheckpoints, Storage: jetstream.FileStorage,
-		Metadata: map[string]string{topology.FormatKey: "2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	activeKey, _ := lanes.IDKey("req-active")
-	if _, err := checkpoints.Put(ctx, activeKey, []byte(`{"checkpoint_id":"req-active"}`)); err != nil {
-		t.Fatal(err)
-	}
-
-	o := topology.DefaultOptions()
-	o.MarkLedgerIDs = func(context.Context, jetstream.KeyValue, jetstream.KeyValue) (int, error) {
-		return 0, errors.New("stopped")
-	}
-	if _, err := topology.Ensure(ctx, js, o); err == nil || !strings.Contains(err.Error(), "stopped") {
-		t.Fatalf("Ensure with a failing upgrade: %v", err)
-	}
-	if got := metadata(t, js, "KV_"+topology.BucketLedger)[topology.FormatKey]; got != "2" {
-		t.Fatalf("a failed upgrade left the ledger at format %q", got)
-	}
-
-	o.MarkLedgerIDs = lanes.MarkLedgerKeys
-	stores, err := topology.Ensure(ctx, js, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := metadata(t, js, "KV_"+topology.BucketLedger)[topology.FormatKey]; got != strconv.Itoa(topology.StoreFormat) {
-		t.Fatalf("ledger at format %q after the upgrade", got)
-	}
-	ls := lanes.New(stores.Heads, stores.Checkpoints)
-	if cp, err := ls.GetCheckpoint(ctx, "req-failed"); err != nil || cp == nil || !cp.IsMarker() || cp.ID != "req-failed" {
-		t.Fatalf("req-failed: %+v (%v)", cp, err)
-	}
-	if cp, err := ls.GetCheckpoint(ctx, "req-active"); err != nil || cp == nil || cp.IsMarker() {
-		t.Fatalf("req-active's checkpoint was replaced: %+v (%v)", cp, err)
-	}
 }

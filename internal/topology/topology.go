@@ -80,14 +80,10 @@ type Options struct {
 	// request, so it must exceed both the duplicate window and the longest
 	// time a producer may resend; Validate asks for at least an hour.
 	LedgerTTL time.Duration
-	// Logger receives what Ensure reports, such as an upgrade of the
-	// stored data (nil: discarded).
+	// Logger receives what Ensure reports (nil: discarded).
 	Logger *slog.Logger
-	// MarkLedgerIDs upgrades a request ledger of format 2 or older (see
-	// StoreFormat): it leaves a record in checkpoints for every request id
-	// the ledger holds, and says how many it wrote (lanes.MarkLedgerKeys,
-	// which this package cannot import). Ensure refuses such a store when
-	// it is nil.
+	// MarkLedgerIDs is ignored: store format 1 needs no upgrade. It goes
+	// once cmd/processor/serve.go no longer sets it.
 	MarkLedgerIDs func(ctx context.Context, ledger, checkpoints jetstream.KeyValue) (int, error)
 }
 
@@ -142,9 +138,9 @@ type Stores struct {
 // FormatKey in its metadata. Before changing anything Ensure reads the
 // existing ones, and refuses (code CodeUnsupportedStoreFormat) when one
 // records a format newer than StoreFormat: a Cairn that cannot read what a
-// newer one wrote must not run on it, nor lower its marker. Data without a
-// marker was written by a release before markers (format 1), which this
-// Cairn reads as it is; Ensure marks it.
+// newer one wrote must not run on it, nor lower its marker. A stream
+// without a marker is new (or made by hand before Cairn's first start):
+// Ensure marks it.
 func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -160,7 +156,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 	}{
 		// Every bucket keeps one revision per key. A superseded head (its
 		// outbox records already published) or ledger entry (the stored plan
-		// with its records and checkpoint, ~6x the final entry) has no use
+		// with its records and checkpoint, many times the final entry) has no use
 		// once the next revision is written; the lane's history is the
 		// checkpoints' parent chain.
 		{&s.Heads, kvConfig(BucketHeads, "active checkpoint, generation and outbox of each lane", 0, o)},
@@ -203,26 +199,14 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 			return nil, err
 		}
 	}
-	oldLedger := existing["KV_"+BucketLedger]
-	markLedger := oldLedger != nil && formatOf(oldLedger) < 3
-	var ledgerCfg jetstream.KeyValueConfig
 	for _, kv := range kvs {
 		old := existing["KV_"+kv.cfg.Bucket]
 		keepOperatorBucketLimits(old, &kv.cfg)
 		kv.cfg.Metadata = withFormat(old)
-		if markLedger && kv.dst == &s.Ledger {
-			ledgerCfg = kv.cfg
-			kv.cfg.Metadata = keepFormat(old) // raised once upgradeLedger is done
-		}
 		*kv.dst, err = create(ctx, "create key-value bucket "+kv.cfg.Bucket, func() (jetstream.KeyValue, error) {
 			return js.CreateOrUpdateKeyValue(ctx, kv.cfg)
 		})
 		if err != nil {
-			return nil, err
-		}
-	}
-	if markLedger {
-		if err := upgradeLedger(ctx, js, &s, ledgerCfg, o); err != nil {
 			return nil, err
 		}
 	}
@@ -235,27 +219,8 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) (*Stores, er
 			return nil, err
 		}
 	}
+	o.logger().Debug("topology: streams and buckets ready", "store_format", StoreFormat)
 	return &s, nil
-}
-
-// upgradeLedger moves a ledger of format 2 or older to format 3: it marks
-// every request id the ledger holds in the checkpoints bucket
-// (lanes.MarkLedgerKeys), so that a local summarizer's first delivery,
-// which reads no ledger, finds them; then it raises the ledger's marker.
-func upgradeLedger(ctx context.Context, js jetstream.JetStream, s *Stores, cfg jetstream.KeyValueConfig, o Options) error {
-	if o.MarkLedgerIDs == nil {
-		return fmt.Errorf("topology: the request ledger is of store format 2 or older and needs an upgrade, which this caller cannot run (Options.MarkLedgerIDs is nil); run `processor serve` on it once")
-	}
-	t0 := time.Now()
-	n, err := o.MarkLedgerIDs(ctx, s.Ledger, s.Checkpoints)
-	if err != nil {
-		return fmt.Errorf("topology: upgrade the request ledger to store format %d (marked %d ids; the next start goes on): %w", StoreFormat, n, err)
-	}
-	o.logger().Info("topology: request ledger upgraded", "store_format", StoreFormat, "marked_ids", n, "took", time.Since(t0).Round(time.Millisecond))
-	s.Ledger, err = create(ctx, "raise the store format of "+cfg.Bucket, func() (jetstream.KeyValue, error) {
-		return js.CreateOrUpdateKeyValue(ctx, cfg)
-	})
-	return err
 }
 
 // noPeersForPlacement is JetStream's error code for a stream it cannot place
@@ -332,8 +297,8 @@ func StreamConfigs(o Options) []jetstream.StreamConfig {
 	requests.MaxMsgSize = o.MaxMsgSize
 	// Every harvest job reads its request back by sequence. A direct get
 	// returns the message as it is stored; the stream API's get wraps it in
-	// base64 inside JSON, which cost 6 % of serve's CPU on 100-event lanes.
-	// Any replica may answer a direct get, so readers retry a miss
+	// base64 inside JSON, for the reader to decode (processor bench
+	// measures what that costs serve). Any replica may answer a direct get, so readers retry a miss
 	// (streamread.MsgAt).
 	requests.AllowDirect = true
 	// The dead-letter stream holds only what Cairn could not settle: a

@@ -2,7 +2,6 @@ package topology_test
 
 import (
 	"context"
-	"github.com/cairnhq/cairn/internal/lanes"
 	"strings"
 	"testing"
 	"time"
@@ -56,43 +55,6 @@ func TestOptionsValidate(t *testing.T) {
 		err := o.Validate()
 		if err == nil || !strings.HasPrefix(err.Error(), "topology: ") {
 			t.Errorf("Validate(%+v) = %v, want a topology error", o, err)
-		}
-	}
-}
-
-// Buckets made by an earlier Cairn kept five revisions per key; Ensure
-// lowers that to one, and the superseded revisions go.
-func TestEnsureKeepsOneRevisionPerKey(t *testing.T) {
-	js := embedded(t)
-	ctx := context.Background()
-	for _, bucket := range []string{topology.BucketHeads, topology.BucketLedger} {
-		kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 5, Storage: jetstream.FileStorage})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range []string{"a", "b", "c"} {
-			if _, err := kv.Put(ctx, "k", []byte(v)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	o := topology.DefaultOptions()
-	o.MarkLedgerIDs = lanes.MarkLedgerKeys // the ledger made here has no format marker
-	stores, err := topology.Ensure(ctx, js, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, kv := range map[string]jetstream.KeyValue{topology.BucketHeads: stores.Heads, topology.BucketLedger: stores.Ledger} {
-		status, err := kv.Status(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		history, err := kv.History(ctx, "k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if status.History() != 1 || len(history) != 1 || string(history[0].Value()) != "c" {
-			t.Errorf("%s: history setting %d, %d revisions kept, want the last one only", name, status.History(), len(history))
 		}
 	}
 }

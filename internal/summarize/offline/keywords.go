@@ -13,6 +13,8 @@ import (
 // more, in one pass over a text: a position is only compared with the
 // keywords whose first two bytes it starts with. Searching each keyword in
 // turn costs a scan per keyword, and prose is full of their first letters.
+// Kept by the speed rule (docs/architecture.md, "Speed work") on
+// BenchmarkFairProcessor (internal/consumer).
 type wordIndex struct {
 	words         []string
 	first, second [256]uint32 // bit i: words[i] has this first / second byte
