@@ -87,14 +87,14 @@ func Explain(e Entry) []Verdict {
 	}
 	var out []Verdict
 	for _, s := range statements(StripMemory(e.Content)) {
-		out = append(out, weigh(s, e.Role == "assistant"))
+		out = append(out, weigh(s, e.Role == "assistant", true))
 	}
 	return out
 }
 
 // judge returns the candidate a statement yields, if it is kept.
 func judge(s statement, assistant bool) (Candidate, bool) {
-	v := weigh(s, assistant)
+	v := weigh(s, assistant, false)
 	if !v.Kept {
 		return Candidate{}, false
 	}
@@ -119,41 +119,54 @@ var decidedByPeople = re(`\b(?:we|you|your team|the team|everyone|they|leadershi
 // user decided or restates the user's rule: it opens with "Noted",
 // "Understood", 已记录 ... and states a fact, or it is a decision the
 // people of the conversation took.
-func recordsForUser(s statement, best rule) bool {
-	if restating.MatchString(strings.ToLower(s.raw)) && (best.kind != KindNote || best.name == "note/recorded") {
+func recordsForUser(s statement, best rule, restated bool) bool {
+	if restated && (best.kind != KindNote || best.name == "note/recorded") {
 		return true
 	}
 	return best.kind == KindDecision && best.name != "decision/zh" && decidedByPeople.MatchString(s.text)
 }
 
 // weigh applies the vetoes and rules to one statement.
-func weigh(s statement, assistant bool) Verdict {
+//
+// The rules come first: most sentences match none, and their vetoes are
+// then worth trying only to tell Explain's reader why (explain).
+func weigh(s statement, assistant, explain bool) Verdict {
 	v := Verdict{Text: s.text}
+	restated := assistant && restating.MatchString(strings.ToLower(s.raw))
+	// An assistant sentence that restates nothing can only record a
+	// decision: the other rules are not tried on it.
+	best, ok := bestRule(s, assistant && !restated)
+	if !ok {
+		v.Skipped = "below_score"
+		if explain {
+			if why := vetoed(s, s.raw); why != "" {
+				v.Skipped = why
+			} else if assistant && !restated {
+				v.Skipped = "assistant"
+			}
+		}
+		return v
+	}
 	if why := vetoed(s, s.raw); why != "" {
 		v.Skipped = why
 		return v
 	}
-	best, ok := bestRule(s)
-	if !ok {
-		v.Skipped = "below_score"
-		return v
-	}
 	v.Kind, v.Rule = best.kind, best.name
 	score := best.weight
-	standing := standingMarker.MatchString(s.lower)
+	standing := s.matchLower(standingMarker)
 	if standing {
 		score += standingBonus
 	}
-	if best.kind != KindNote && noteMarker.MatchString(s.lower) {
+	if best.kind != KindNote && s.matchLower(noteMarker) {
 		// a note marker on a fact of another kind strengthens it
 		score += noteBonus
 	}
-	marked := noteMarker.MatchString(s.lower)
+	marked := s.matchLower(noteMarker)
 	if weakTransient(s) && best.weight < 2.5 && !standing && !marked {
 		v.Skipped = "transient"
 		return v
 	}
-	if assistant && !recordsForUser(s, best) {
+	if assistant && !recordsForUser(s, best, restated) {
 		v.Skipped = "assistant"
 		return v
 	}
@@ -169,19 +182,23 @@ func weigh(s statement, assistant bool) Verdict {
 }
 
 // bestRule returns the heaviest rule the statement matches, the first of
-// equal weight.
-func bestRule(s statement) (rule, bool) {
+// equal weight; only decision rules when decisionsOnly.
+func bestRule(s statement, decisionsOnly bool) (rule, bool) {
 	var best rule
 	found := false
 	for _, r := range rules {
-		if found && r.weight <= best.weight {
+		if found && r.weight <= best.weight || decisionsOnly && r.kind != KindDecision {
 			continue
 		}
-		text := s.lower
+		text, pairs := s.lower, &s.lowerPairs
 		if r.cased {
-			text = s.text
+			text, pairs = s.text, &s.textPairs
 		}
-		if !r.re.MatchString(text) || r.unless.re != nil && r.unless.MatchString(text) || r.needs != nil && !r.needs(s) {
+		// needs is tried after the prefilter and before the expression: it
+		// looks for rare values, where such a rule's expression matches
+		// most sentences.
+		if !r.re.mayMatchIn(text, pairs) || r.needs != nil && !r.needs(s) || !r.re.re.MatchString(text) ||
+			r.unless.re != nil && r.unless.matchIn(text, pairs) {
 			continue
 		}
 		best, found = r, true

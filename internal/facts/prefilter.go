@@ -38,6 +38,59 @@ func (m matcher) MatchString(s string) bool {
 	return m.re.MatchString(s)
 }
 
+// matchIn is MatchString on a text whose byte pairs ix holds: a literal
+// whose first two bytes do not occur in the text is not searched for.
+func (m matcher) matchIn(s string, ix *bytePairs) bool {
+	return m.mayMatchIn(s, ix) && m.re.MatchString(s)
+}
+
+// mayMatchIn reports whether the prefilter lets s through: false means s
+// cannot match.
+func (m matcher) mayMatchIn(s string, ix *bytePairs) bool {
+	return m.lits == nil || ix.containsAny(s, m.lits)
+}
+
+// bytePairs is a small Bloom filter of the adjacent byte pairs of one
+// text. Asking it first answers most "does the text hold this literal"
+// questions with one bit, so a statement is searched only for the
+// literals that may be in it; a false positive costs one substring search.
+type bytePairs [16]uint64
+
+func pairBit(a, b byte) (int, uint64) {
+	h := (uint(a)*131 + uint(b)) & 1023
+	return int(h >> 6), 1 << (h & 63)
+}
+
+func (p *bytePairs) reset(s string) {
+	*p = bytePairs{}
+	for i := 0; i+1 < len(s); i++ {
+		w, bit := pairBit(s[i], s[i+1])
+		p[w] |= bit
+	}
+}
+
+func (p *bytePairs) containsAny(s string, lits []string) bool {
+	for _, l := range lits {
+		if len(l) >= 2 {
+			if w, bit := pairBit(l[0], l[1]); p[w]&bit == 0 {
+				continue
+			}
+		}
+		if strings.Contains(s, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// FindAllString is the expression's FindAllString behind the prefilter.
+func (m matcher) FindAllString(s string, n int) []string {
+	if m.lits != nil && !containsAny(s, m.lits) {
+		return nil
+	}
+	return m.re.FindAllString(s, n)
+}
+
 // FindStringSubmatch is the expression's FindStringSubmatch behind the
 // prefilter.
 func (m matcher) FindStringSubmatch(s string) []string {

@@ -18,7 +18,7 @@ func TestPrefilterAgreesWithTheExpression(t *testing.T) {
 			}
 		}
 	}
-	matchers := []matcher{questionStart, questionHan, transient, transientWeak, transientHan, transientHanW, hedge, chatter, injection, task, standingMarker, noteMarker, restating, decidedByPeople}
+	matchers := []matcher{questionStart, questionHan, transient, transientWeak, transientHan, transientHanW, hedge, chatter, injection, standingMarker, noteMarker, restating, decidedByPeople}
 	for _, r := range rules {
 		matchers = append(matchers, r.re)
 		if r.unless.re != nil {

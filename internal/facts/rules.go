@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/cairnhq/cairn/events"
@@ -217,7 +218,28 @@ var (
 // task is a request for work now ("Please add retries to kv.go", "Fix the
 // race in session.go"), not a standing rule; a standing marker ("always",
 // "from now on") makes it one.
-var task = re(`^(?:please\s+|pls\s+|kindly\s+|can you\s+|could you\s+|would you\s+)?(?:also\s+|now\s+|then\s+|first\s+)?(?:add|fix|make|implement|write|create|update|change|refactor|rename|remove|delete|move|migrate|validate|check|look|investigate|debug|run|rerun|test|review|paginate|expose|publish|replace|stream|document|explain|summari[sz]e|draft|send|generate|build|deploy|set up|setup|configure|install|upgrade|bump|help|find|search|show|list|tell|give|prepare|compute|calculate|analy[sz]e|plot|chart|pull|export|import|load|clean up|clean|merge|rebase|revert|open|close|file|try|retry|restart|rewrite|split|wrap|handle|return)\b`)
+var taskLead = regexp.MustCompile(`^(?:(?:please|pls|kindly|can you|could you|would you|also|now|then|first)\s+)*`)
+
+var taskVerbs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Split(`add|fix|make|implement|write|create|update|change|refactor|rename|remove|delete|move|migrate|validate|check|look|investigate|debug|run|rerun|test|review|paginate|expose|publish|replace|stream|document|explain|summari[sz]e|draft|send|generate|build|deploy|set up|setup|configure|install|upgrade|bump|help|find|search|show|list|tell|give|prepare|compute|calculate|analy[sz]e|plot|chart|pull|export|import|load|clean up|clean|merge|rebase|revert|open|close|file|try|retry|restart|rewrite|split|wrap|handle|return`, "|") {
+		m[w] = true
+	}
+	return m
+}()
+
+// isTask reports whether a lower-cased statement asks for work: its first
+// word, after "please", "can you", "also" ..., is a verb of work.
+func isTask(lower string) bool {
+	rest := lower[len(taskLead.FindString(lower)):]
+	word, _, _ := strings.Cut(rest, " ")
+	word = strings.TrimRight(word, ",.:;!")
+	if word == "set" || word == "clean" {
+		next, _, _ := strings.Cut(strings.TrimPrefix(rest, word+" "), " ")
+		return taskVerbs[word+" "+next] || word == "clean"
+	}
+	return taskVerbs[word]
+}
 
 // vetoed reports why a statement states no durable fact ("" when it may).
 func vetoed(s statement, raw string) string {
@@ -225,19 +247,19 @@ func vetoed(s statement, raw string) string {
 	switch {
 	case strings.HasSuffix(last, "?") || strings.HasSuffix(last, "？"):
 		return "question"
-	case questionStart.MatchString(s.lower) && !strings.HasPrefix(s.lower, "do not") && !strings.HasPrefix(s.lower, "don't"):
+	case s.matchLower(questionStart) && !strings.HasPrefix(s.lower, "do not") && !strings.HasPrefix(s.lower, "don't"):
 		return "question"
-	case s.cjk && questionHan.MatchString(s.text):
+	case s.cjk && s.matchText(questionHan):
 		return "question"
-	case injection.MatchString(s.lower):
+	case s.matchLower(injection):
 		return "injection"
-	case chatter.MatchString(s.lower) || (chatter.MatchString(strings.ToLower(raw)) && len(raw) < 40):
+	case s.matchLower(chatter) || (len(raw) < 40 && chatter.MatchString(strings.ToLower(raw))):
 		return "chatter"
-	case hedge.MatchString(s.lower):
+	case s.matchLower(hedge):
 		return "hedge"
-	case task.MatchString(s.lower) && !standingMarker.MatchString(s.lower):
+	case isTask(s.lower) && !s.matchLower(standingMarker):
 		return "task"
-	case transient.MatchString(s.lower) || s.cjk && transientHan.MatchString(s.text):
+	case s.matchLower(transient) || s.cjk && s.matchText(transientHan):
 		return "transient"
 	case disclosesSecret(s):
 		return "secret"
@@ -265,5 +287,5 @@ func disclosesSecret(s statement) bool {
 // ("let me", "I'll", "is failing", 正在), which only a decision or a
 // standing marker outweighs.
 func weakTransient(s statement) bool {
-	return transientWeak.MatchString(s.lower) || s.cjk && transientHanW.MatchString(s.text)
+	return s.matchLower(transientWeak) || s.cjk && s.matchText(transientHanW)
 }

@@ -22,7 +22,20 @@ type statement struct {
 	text  string // trimmed, bullets and leading fillers removed
 	lower string // text, lower-cased
 	cjk   bool   // text holds Han characters
+	// The byte pairs of text and lower, for the rules' prefilters.
+	textPairs, lowerPairs bytePairs
 }
+
+// index fills the statement's byte pairs.
+func (s *statement) index() {
+	s.textPairs.reset(s.text)
+	s.lowerPairs.reset(s.lower)
+}
+
+// matchLower and matchText run a rule's matcher on the lower-cased or the
+// written statement.
+func (s *statement) matchLower(m matcher) bool { return m.matchIn(s.lower, &s.lowerPairs) }
+func (s *statement) matchText(m matcher) bool  { return m.matchIn(s.text, &s.textPairs) }
 
 // statements splits an entry's content into the sentences a person wrote,
 // leaving out what is data rather than prose: fenced code blocks, quoted
@@ -41,7 +54,9 @@ func statements(content string) []statement {
 		if inFence || line == "" || dataLine(line) {
 			continue
 		}
-		line = strings.TrimSpace(bullet.ReplaceAllString(line, ""))
+		if strings.ContainsRune("-*+•·#[0123456789", []rune(line)[0]) {
+			line = strings.TrimSpace(bullet.ReplaceAllString(line, ""))
+		}
 		for _, raw := range sentences(line) {
 			s := stripFillers(raw)
 			n := utf8.RuneCountInString(s)
@@ -49,7 +64,9 @@ func statements(content string) []statement {
 			if n > maxStatementRunes || n < minLatinStatementRunes && !(cjk && n >= minCJKStatementRunes) {
 				continue
 			}
-			out = append(out, statement{raw: raw, text: s, lower: strings.ToLower(s), cjk: cjk})
+			st := statement{raw: raw, text: s, lower: strings.ToLower(s), cjk: cjk}
+			st.index()
+			out = append(out, st)
 		}
 	}
 	return out
@@ -128,8 +145,14 @@ func abbreviation(text []rune) bool {
 // leadingFiller matches interjections a statement may start with.
 var leadingFiller = regexp.MustCompile(`(?i)^(?:(?:(?:ok(?:ay)?|oh|ah|also|and|but|so|btw|by the way|one more thing|thanks|thank you|great|cool|perfect|sure|yes|yeah|yep|right|alright|hi|hey|hello|sorry|oops|well|anyway|actually|lol|hmm+)\b|好的|嗯|哦|对了|另外|还有|顺便说一下|顺便|谢谢|你好)[\s,，!！:：.。、—-]*)+`)
 
+// fillerStarts are the first bytes a leading interjection can have.
+const fillerStarts = "oOaAbBsStTgGcCpPyYrRhHwWlL嗯哦对另还顺谢你好"
+
 // stripFillers removes leading interjections and trailing whitespace.
 func stripFillers(s string) string {
+	if s == "" || !strings.ContainsRune(fillerStarts, []rune(s)[0]) {
+		return strings.TrimSpace(s)
+	}
 	return strings.TrimSpace(leadingFiller.ReplaceAllString(s, ""))
 }
 

@@ -10,42 +10,85 @@ import (
 // Technical values: what makes "X is Y" an environment fact rather than an
 // opinion ("the API is slow").
 var (
-	urlValue     = regexp.MustCompile(`\bhttps?://[^\s<>"'` + "`" + `]+`)
-	hostValue    = regexp.MustCompile(`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|internal|local|lan|cloud|app|co|cn|corp|svc|intra|example|test)\b`)
-	ipValue      = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b`)
-	pathValue    = regexp.MustCompile(`(?:^|[\s(` + "`" + `'"])(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*|\b[\w-]+(?:/[\w.-]+)+\.[a-z]{1,5}\b|\b[\w-]+\.(?:ya?ml|json|toml|ini|conf|cfg|env|go|py|ts|js|tsx|jsx|rs|java|sql|md|sh|tf|lock|xml|csv|parquet)\b`)
-	versionValue = regexp.MustCompile(`\b[vV]?\d+\.\d+(?:\.\d+)?\b|\b(?:python|node|node\.js|nodejs|go|golang|java|jdk|postgres|postgresql|mysql|redis|kafka|ubuntu|debian|php|ruby|rails|django|react|vue|angular|kubernetes|k8s|terraform|helm|elasticsearch|mongodb|nginx|spark|airflow|dbt|pandas|pg)\s*v?\d+\b`)
-	portValue    = regexp.MustCompile(`\bport\s*\d{2,5}\b|端口\s*\d{2,5}`)
-	channelValue = regexp.MustCompile(`(?:^|[\s(（])#[a-z][\w-]+|(?:^|[\s(（])@[a-z][\w.-]+`)
-	regionValue  = regexp.MustCompile(`\b(?:us|eu|ap|sa|ca|me|af|cn)-(?:east|west|north|south|central|northeast|southeast|northwest|southwest)-\d\b`)
-	envVarValue  = regexp.MustCompile(`\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b`)
-	codeValue    = regexp.MustCompile("`[^`\n]{1,80}`")
-	emailValue   = regexp.MustCompile(`\b[\w.+-]+@[\w-]+\.[\w.]+\b`)
+	urlValue     = re(`\bhttps?://[^\s<>"'` + "`" + `]+`)
+	hostValue    = re(`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|internal|local|lan|cloud|app|co|cn|corp|svc|intra|example|test)\b`)
+	ipValue      = re(`\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b`)
+	pathValue    = re(`(?:^|[\s(` + "`" + `'"])(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*|\b[\w-]+(?:/[\w.-]+)+\.[a-z]{1,5}\b|\b[\w-]+\.(?:ya?ml|json|toml|ini|conf|cfg|env|go|py|ts|js|tsx|jsx|rs|java|sql|md|sh|tf|lock|xml|csv|parquet)\b`)
+	versionValue = re(`\b[vV]?\d+\.\d+(?:\.\d+)?\b|\b(?:python|node|node\.js|nodejs|go|golang|java|jdk|postgres|postgresql|mysql|redis|kafka|ubuntu|debian|php|ruby|rails|django|react|vue|angular|kubernetes|k8s|terraform|helm|elasticsearch|mongodb|nginx|spark|airflow|dbt|pandas|pg)\s*v?\d+\b`)
+	portValue    = re(`\bport\s*\d{2,5}\b|端口\s*\d{2,5}`)
+	channelValue = re(`(?:^|[\s(（])#[a-z][\w-]+|(?:^|[\s(（])@[a-z][\w.-]+`)
+	regionValue  = re(`\b(?:us|eu|ap|sa|ca|me|af|cn)-(?:east|west|north|south|central|northeast|southeast|northwest|southwest)-\d\b`)
+	envVarValue  = re(`\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b`)
+	codeValue    = re("`[^`\n]{1,80}`")
+	emailValue   = re(`\b[\w.+-]+@[\w-]+\.[\w.]+\b`)
 	// productName is a capitalised name after the statement's first word
 	// ("runs on GitHub Actions", "is hosted on AWS").
 	productName = regexp.MustCompile(`\s(?:[A-Z][\w.+-]*[a-zA-Z0-9+]|[A-Z]{2,})`)
-	infraNoun   = regexp.MustCompile(`\b(?:database|db|cache|queue|broker|bucket|cluster|registry|repo|repository|monorepo|host|hostname|server|endpoint|api|gateway|region|channel|branch|ci|cd|pipeline|staging|prod|production|dev|sandbox|vpn|dns|domain|wiki|docs|runbook|dashboard|namespace|account|tenant|subnet|vpc|cdn|proxy|load balancer|vault|config|logs|metrics|alerts|status page|package manager|runtime|backend|frontend|service|services|app|deploys?|releases?|warehouse|data lake|lake|table|schema|dataset|notebook|cron|scheduler|worker|workers|storage|kafka topic|topic|tracker|board|jira|slack|on-call|oncall|rota|calendar|timezone|time zone|locale|currency|sla|quota|limit|budget|fiscal year|tier|plan|org|organization|workspace|idp|identity provider|provider|registrar|mx|invoice|billing|stack|infra|infrastructure|k8s|kubernetes|terraform state|state|bastion|jump host|vm|vms|instance|instances|shard|replica|primary)\b`)
 )
+
+// infraNouns name things of an environment ("the staging database", "our
+// CI"): an "X is Y" statement about one of them that names a product is an
+// environment fact.
+var infraNouns = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`account alerts api app backend bastion billing board branch broker bucket budget cache calendar cd cdn channel ci cluster config cron currency dashboard database dataset db deploy deploys dev dns docs domain endpoint frontend gateway host hostname idp infra infrastructure instance instances invoice jira k8s kubernetes lake limit locale logs metrics monorepo mx namespace notebook on-call oncall org organization pipeline plan primary prod production provider proxy queue quota region registrar registry release releases replica repo repository rota runbook runtime sandbox scheduler schema server service services shard sla slack stack staging state storage subnet table tenant tier timezone topic tracker vault vm vms vpc vpn warehouse wiki worker workers workspace`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// infraPhrases are the infrastructure names of more than one word.
+var infraPhrases = []string{"load balancer", "status page", "package manager", "data lake", "kafka topic", "time zone", "fiscal year", "identity provider", "terraform state", "jump host"}
+
+// namesInfra reports whether a lower-cased statement names a thing of an
+// environment.
+func namesInfra(lower string) bool {
+	for _, w := range strings.FieldsFunc(lower, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '-') }) {
+		if infraNouns[w] {
+			return true
+		}
+	}
+	for _, p := range infraPhrases {
+		if strings.Contains(lower, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // valuePatterns are the technical values hasValue looks for, on the
 // statement as written.
-var valuePatterns = []*regexp.Regexp{urlValue, ipValue, pathValue, regionValue, envVarValue, codeValue, emailValue}
+var valuePatterns = []matcher{urlValue, regionValue, envVarValue, codeValue, emailValue}
 
 // lowerValuePatterns are looked for in the lower-cased statement.
-var lowerValuePatterns = []*regexp.Regexp{hostValue, versionValue, portValue, channelValue}
+var lowerValuePatterns = []matcher{hostValue, channelValue}
+
+// numberPatterns are values made of digits, looked for only in a
+// statement that holds one.
+var numberPatterns = []matcher{ipValue, versionValue, portValue}
 
 // hasValue reports whether a statement names a technical value: a URL,
 // host, address, path, file, version, port, channel, region, environment
 // variable, code span or e-mail address.
 func hasValue(s statement) bool {
 	for _, p := range valuePatterns {
-		if p.MatchString(s.text) {
+		if s.matchText(p) {
 			return true
 		}
 	}
 	for _, p := range lowerValuePatterns {
-		if p.MatchString(s.lower) {
+		if s.matchLower(p) {
 			return true
+		}
+	}
+	if strings.ContainsAny(s.text, "/.") && s.matchText(pathValue) {
+		return true
+	}
+	if strings.ContainsAny(s.text, "0123456789") {
+		for _, p := range numberPatterns {
+			if s.matchLower(p) {
+				return true
+			}
 		}
 	}
 	return false
@@ -58,13 +101,13 @@ func statesWhere(s statement) bool {
 	if hasValue(s) {
 		return true
 	}
-	return infraNoun.MatchString(s.lower) && productName.MatchString(s.text)
+	return namesInfra(s.lower) && productName.MatchString(s.text)
 }
 
 // hanEnvironment reports whether a Chinese "X 是 Y" statement names a
 // technical value or a product written in Latin letters ("身份提供商是 Okta").
 func hanEnvironment(s statement) bool {
-	return s.cjk && (hasValue(s) || hanProduct.MatchString(s.text))
+	return s.cjk && (hasValue(s) || s.matchText(hanProduct))
 }
 
 var hanProduct = re(`(?:是|在|为|叫|用的是|位于|放在|存放在|存在|放到|跑在|部署在)\s*[A-Z][A-Za-z0-9.+-]+`)
@@ -123,13 +166,13 @@ func topicsOf(text string) []string {
 	for _, m := range codeValue.FindAllString(text, -1) {
 		add(m)
 	}
-	for _, p := range []*regexp.Regexp{urlValue, pathValue, emailValue, envVarValue, regionValue, ipValue} {
+	for _, p := range []matcher{urlValue, pathValue, emailValue, envVarValue, regionValue, ipValue} {
 		for _, m := range p.FindAllString(text, -1) {
 			add(m)
 		}
 	}
 	lower := strings.ToLower(text)
-	for _, p := range []*regexp.Regexp{hostValue, channelValue} {
+	for _, p := range []matcher{hostValue, channelValue} {
 		for _, m := range p.FindAllString(lower, -1) {
 			add(m)
 		}
