@@ -139,9 +139,10 @@ func demoRun(ctx context.Context, js jetstream.JetStream, body []byte, source st
 		return 0
 	}
 	f := flush.MemoryFlushed
-	fmt.Fprintf(io.out, "\nfacts flushed to %s:%s (%d stored, %d duplicates, %d secrets redacted, extractor %s):\n", f.Scope.Kind, f.Scope.ID, f.Count, f.Duplicates, f.Redacted, f.Extractor)
+	fmt.Fprintf(io.out, "\nfacts flushed to %s:%s (%d stored, %d duplicates, %d secrets redacted, extractor %s, %d of %d cut events read):\n",
+		f.Scope.Kind, f.Scope.ID, f.Count, f.Duplicates, f.Redacted, f.Extractor, f.Coverage.EntriesRead, f.Coverage.EntriesCut)
 	for _, fact := range f.Facts {
-		fmt.Fprintf(io.out, "  - %s\n", fact.Title)
+		fmt.Fprintf(io.out, "  - [%s] %s\n", fact.Kind, fact.Title)
 	}
 	return 0
 }
