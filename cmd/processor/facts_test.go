@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,5 +72,37 @@ func TestFactsUsageErrors(t *testing.T) {
 		if code, _, _ := runFactsCmd(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// facts extract shows offline what the example lane's cut yields, with
+// the rule that kept each fact, and explains every sentence on request.
+func TestFactsExtract(t *testing.T) {
+	lane := filepath.Join("..", "..", "examples", "coding-agent-lane.json")
+	code, out, errOut := runFactsCmd(t, "facts", "extract", "--explain", "--json", lane)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	var rep extractReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if rep.Status != "compacted" || rep.Cut == 0 || !rep.Coverage.Complete || rep.Coverage.EntriesRead != rep.Cut {
+		t.Fatalf("report %+v", rep)
+	}
+	found := false
+	for _, f := range rep.Facts {
+		found = found || f.Kind == "constraint" && f.Rule == "constraint/never" && f.Body == "Remember: never log customer emails."
+	}
+	if !found || len(rep.Explain) == 0 || rep.Skipped["assistant"] == 0 || rep.Skipped["task"] == 0 {
+		t.Fatalf("facts %+v, %d entries explained, skipped %v", rep.Facts, len(rep.Explain), rep.Skipped)
+	}
+	// A lane that would not compact cuts nothing; --whole-lane reads it all.
+	code, out, _ = runFactsCmd(t, "facts", "extract", "--whole-lane", "--json", lane)
+	if code != 0 || !strings.Contains(out, `"status":"whole_lane"`) {
+		t.Fatalf("--whole-lane: exit %d: %s", code, out)
+	}
+	if code, _, _ := runFactsCmd(t, "facts", "extract"); code != 2 {
+		t.Fatalf("no FILE: exit %d, want 2", code)
 	}
 }
