@@ -121,8 +121,7 @@ func cutOf(ctx context.Context, req *engine.Request, whole bool) (string, []fact
 }
 
 func extract(ctx context.Context, req *engine.Request, status string, cut []facts.Entry, maxFacts int, explain bool) extractReport {
-	s := req.EffectiveScope()
-	scope := facts.Scope{Kind: s.Kind, ID: s.ID}
+	scope := facts.Scope(req.EffectiveScope())
 	rep := extractReport{Status: status, Cut: len(cut), Scope: scope, Facts: []extractedFact{}}
 	if len(cut) == 0 {
 		return rep

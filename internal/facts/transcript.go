@@ -154,20 +154,3 @@ func truncateRunes(s string, n int) string {
 	}
 	return s
 }
-
-// lastRunes returns the last n runes of s.
-func lastRunes(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	count := 0
-	for i := len(s); i > 0; {
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		i -= size
-		count++
-		if count == n {
-			return s[i:]
-		}
-	}
-	return s
-}
