@@ -80,7 +80,7 @@ const AckPendingPerWorker = jsrun.AckPendingPerWorker
 func DefaultConfig() Config {
 	return Config{
 		Workers:        4,
-		MaxFacts:       24,
+		MaxFacts:       32,
 		AckWait:        45 * time.Second,
 		ExtractTimeout: 2 * time.Minute,
 		Retry:          []time.Duration{5 * time.Second, 30 * time.Second},
