@@ -133,9 +133,13 @@ func scoreCorpus(t *testing.T, convs []corpusConversation) corpusResult {
 		matched := make([]bool, len(c.Labels))
 		r.labels += len(c.Labels)
 		for _, f := range stored {
-			li := matchLabel(c, f.Body)
-			switch {
-			case li >= 0 && c.Labels[li].positive():
+			lis := matchLabels(c, f.Body)
+			positive := false
+			for _, li := range lis {
+				if !c.Labels[li].positive() {
+					continue
+				}
+				positive = true
 				if !matched[li] {
 					r.tp++
 					matched[li] = true
@@ -145,11 +149,14 @@ func scoreCorpus(t *testing.T, convs []corpusConversation) corpusResult {
 						ks.kindRight++
 					}
 				}
-			case li >= 0:
+			}
+			switch {
+			case positive:
+			case len(lis) > 0:
 				r.fp++
 				r.byKind[f.Kind].fp++
-				r.wrongNegatives[c.Labels[li].Kind]++
-				t.Logf("%s: stored a %s line as %s: %q", c.Name, c.Labels[li].Kind, f.Kind, f.Body)
+				r.wrongNegatives[c.Labels[lis[0]].Kind]++
+				t.Logf("%s: stored a %s line as %s: %q", c.Name, c.Labels[lis[0]].Kind, f.Kind, f.Body)
 			default:
 				r.fp++
 				r.byKind[f.Kind].fp++
@@ -198,13 +205,13 @@ func skipReason(e Entry, label string) string {
 	return "not_a_statement"
 }
 
-// matchLabel returns the index of the label a stored body states: the
-// label's text and the body, both redacted and normalized, hold one
-// another (a label may be a whole line of several sentences, or one clause
-// of a sentence). Positive labels are preferred; -1 when none matches.
-func matchLabel(c corpusConversation, body string) int {
+// matchLabels returns the labels a stored body states: each label whose
+// text and the body, both redacted and normalized, hold one another (a
+// label may be one clause of a stored sentence, or a whole line of which
+// the body is a sentence). The positive ones come first.
+func matchLabels(c corpusConversation, body string) []int {
 	nb := normalize(body)
-	found := -1
+	var pos, neg []int
 	for i, l := range c.Labels {
 		text, _ := redact.String(l.Text)
 		nl := normalize(text)
@@ -212,13 +219,12 @@ func matchLabel(c corpusConversation, body string) int {
 			continue
 		}
 		if l.positive() {
-			return i
-		}
-		if found < 0 {
-			found = i
+			pos = append(pos, i)
+		} else {
+			neg = append(neg, i)
 		}
 	}
-	return found
+	return append(pos, neg...)
 }
 
 // inToolResult reports whether body is text of a tool entry and of no

@@ -51,18 +51,47 @@ func entryFacts(e Entry, seen map[string]bool) []Candidate {
 		return nil // tool results are data; system prompts are the agent's own
 	}
 	var out []Candidate
+	assistant := e.Role == "assistant"
 	for _, s := range statements(StripMemory(e.Content)) {
 		key := e.Role + "\x00" + s.lower
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		if c, ok := judge(s, e.Role == "assistant"); ok {
-			c.EntryID = e.ID
-			out = append(out, c)
+		v := weigh(s, assistant, false)
+		if v.Kept {
+			out = append(out, candidate(s, v, e.ID))
+			continue
+		}
+		for _, c := range clausesToTry(s, v) {
+			if cv := weigh(c, assistant, false); cv.Kept {
+				out = append(out, candidate(c, cv, e.ID))
+			}
 		}
 	}
 	return out
+}
+
+// clausesToTry returns the clauses of a sentence left out as a whole that
+// are worth weighing alone: a run-on sentence may join a fact to a request,
+// a greeting or a question. A sentence left out for what holds for all of
+// it (a transient scope such as "for now", a hedge, an injection) yields
+// none, and a question's last clause, which the question mark belongs to,
+// is not tried, nor a sentence ending in a tag question ("..., right?").
+func clausesToTry(s statement, v Verdict) []statement {
+	switch v.Skipped {
+	case "transient", "hedge", "injection":
+		return nil
+	}
+	cs := clauses(s)
+	if v.Skipped == "question" && len(cs) > 0 {
+		last := cs[len(cs)-1]
+		if len(strings.Fields(last.text)) <= 3 && !last.cjk || utf8.RuneCountInString(last.text) <= 4 {
+			return nil // a tag question: "..., right?"
+		}
+		cs = cs[:len(cs)-1]
+	}
+	return cs
 }
 
 // Verdict is how the heuristic weighs one statement, for `processor facts
@@ -75,8 +104,11 @@ type Verdict struct {
 	Rule  string  `json:"rule,omitempty"`
 	Score float64 `json:"score,omitempty"`
 	// Skipped says why a statement was left out: question, chatter,
-	// hedge, transient, secret, injection, assistant or below_score.
+	// hedge, transient, task, secret, injection, assistant or below_score.
 	Skipped string `json:"skipped,omitempty"`
+	// Clause is set on a clause of the sentence before it, weighed alone
+	// because the whole sentence was left out.
+	Clause bool `json:"clause,omitempty"`
 }
 
 // Explain weighs every statement of one entry and says what became of
@@ -87,7 +119,15 @@ func Explain(e Entry) []Verdict {
 	}
 	var out []Verdict
 	for _, s := range statements(StripMemory(e.Content)) {
-		out = append(out, weigh(s, e.Role == "assistant", true))
+		v := weigh(s, e.Role == "assistant", true)
+		out = append(out, v)
+		if !v.Kept {
+			for _, c := range clausesToTry(s, v) {
+				cv := weigh(c, e.Role == "assistant", true)
+				cv.Clause = true
+				out = append(out, cv)
+			}
+		}
 	}
 	return out
 }
@@ -98,14 +138,20 @@ func judge(s statement, assistant bool) (Candidate, bool) {
 	if !v.Kept {
 		return Candidate{}, false
 	}
+	return candidate(s, v, ""), true
+}
+
+// candidate is the fact a kept statement proposes.
+func candidate(s statement, v Verdict, entryID string) Candidate {
 	return Candidate{
-		Title:  titleOf(s, v.Kind),
-		Body:   s.text,
-		Topics: topicsOf(s.text),
-		Kind:   v.Kind,
-		Rule:   v.Rule,
-		Score:  v.Score,
-	}, true
+		Title:   titleOf(s, v.Kind),
+		Body:    s.text,
+		Topics:  topicsOf(s.text),
+		Kind:    v.Kind,
+		Rule:    v.Rule,
+		Score:   v.Score,
+		EntryID: entryID,
+	}
 }
 
 // restating starts an assistant sentence that repeats the user's rule.

@@ -96,7 +96,7 @@ var rules = []rule{
 	{name: "identity/ask-x", kind: KindIdentity, weight: 2.5, cased: true,
 		re: re(`\b(?:[Aa]sk|[Pp]ing|[Cc]ontact|[Rr]each out to|[Tt]alk to|[Ee]scalate to|[Ll]oop in|[Cc]heck with)\s+(?:@[\w.-]+|[A-Z][a-z]+)\s+(?:for|about|if|when|before|on|with|first)\b`)},
 	{name: "identity/zh", kind: KindIdentity, weight: 3,
-		re:     re(`我是.{1,24}?(?:负责|管|维护|组|团队|管理员|负责人|经理|工程师|主管)|找\s*@?[A-Z][a-z]+|找\s*@|(?:问题|事情|事|需求|权限|审批|报销|发票|报修|申请|改动|变更|上线|发布|合并)[^，。]{0,6}找|(?:DBA|dba|负责人|owner|on-call|oncall|值班|对接人|联系人|管理员|PM|pm|产品经理|技术负责人)\s*(?:是|找)|找[^，。]{0,8}(?:过目|审批|审核|确认|处理|对接|报修|沟通)|我叫[\p{Han}A-Za-z]{1,8}|我负责|(?:由|归).{1,16}?(?:负责|管理|维护|管)|负责人是|对接人是|联系人是|管理员是|是我们的(?:DBA|dba|负责人|运维|产品经理|架构师|对接人|管理员|技术负责人|owner|联系人|值班)|[\p{Han}A-Za-z@]{1,12}(?:负责|维护|管理)(?:着)?[\p{Han}A-Za-z ]{1,20}(?:服务|系统|模块|项目|仓库|平台|团队|数据库|业务)|找[\p{Han}A-Za-z@]{1,8}(?:处理|确认|审批|审核|对接)`),
+		re:     re(`我是.{1,24}?(?:负责|管|维护|组|团队|管理员|负责人|经理|工程师|主管)|负责(?:的|[，。,]|$)|由我(?:来)?(?:维护|负责|管)|有问题(?:@|找|问)|找\s*@?[A-Z][a-z]+|找\s*@|(?:问题|事情|事|需求|权限|审批|报销|发票|报修|申请|改动|变更|上线|发布|合并)[^，。]{0,6}找|(?:DBA|dba|负责人|owner|on-call|oncall|值班|对接人|联系人|管理员|PM|pm|产品经理|技术负责人)\s*(?:是|找)|找[^，。]{0,8}(?:过目|审批|审核|确认|处理|对接|报修|沟通)|我叫[\p{Han}A-Za-z]{1,8}|我负责|(?:由|归).{1,16}?(?:负责|管理|维护|管)|负责人是|对接人是|联系人是|管理员是|是我们的(?:DBA|dba|负责人|运维|产品经理|架构师|对接人|管理员|技术负责人|owner|联系人|值班)|[\p{Han}A-Za-z@]{1,12}(?:负责|维护|管理)(?:着)?[\p{Han}A-Za-z ]{1,20}(?:服务|系统|模块|项目|仓库|平台|团队|数据库|业务)|找[\p{Han}A-Za-z@]{1,8}(?:处理|确认|审批|审核|对接)`),
 		unless: re(`谁|哪位`)},
 
 	// Constraints.
@@ -112,13 +112,15 @@ var rules = []rule{
 		re: re(`\b(?:nobody|no one|none of (?:us|you|them))\b.*\b(?:should|may|can|is allowed|are allowed|gets? to|must)\b|\bonly\s+(?:\w+\s+){0,4}(?:may|can|should|is allowed|are allowed|gets? to|have access|has access)\b`)},
 	{name: "constraint/without", kind: KindConstraint, weight: 2.5,
 		re: re(`\b(?:nothing|no|never)\b.{0,60}\bwithout\b|\bwaits? for .{0,30}(?:approval|sign-off|signoff|review|go-ahead)\b|\bneeds? .{0,20}(?:approval|sign-off|signoff)\b`)},
+	{name: "constraint/no-x", kind: KindConstraint, weight: 2.5,
+		re: re(`^(?:no|zero)\s+[\w-]+(?:\s+[\w-]+){0,3}\s+(?:during|on|in|before|after|without|outside|until|unless|from|to|into|for)\b`)},
 	{name: "constraint/wont-be", kind: KindConstraint, weight: 2.5,
 		re: re(`\b(?:won't|will not|shouldn't|should not|mustn't|must not|can't|cannot)\s+be\s+(?:touched|changed|modified|deleted|moved|migrated|exported|shared|used|exposed|committed|logged|stored|sent|contacted|included|counted|shown|displayed|copied|edited)\b`)},
 	{name: "constraint/must", kind: KindConstraint, weight: 2.5,
 		re:     re(`\b(?:must|must not|mustn't|shall|shall not|may not)\b`),
 		unless: re(`\b(?:it|that|this|there|which|he|she|they|you|i)\s+must\s+(?:be|have)\b|\bmust have (?:been|had|done|seen|missed|broken|changed)\b|\bi must (?:say|admit|have|confess)\b`)},
 	{name: "constraint/only", kind: KindConstraint, weight: 2,
-		re:     re(`\bonly\s+(?:from|on|via|through|in|to|after|before|when|with|by|during|if|within|inside|between|for|against|under)\b|\b(?:branch|branches|region|hosts?|env|environment|machines?|team|admins?|people|members|users|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|weekdays|weekends|business hours|office hours|main|master|prod|staging|ci|internally)\s+only\b|^only\b|\S\s+only[.!]?$`),
+		re:     re(`\bonly\s+(?:from|on|via|through|in|to|after|before|when|with|by|during|if|within|inside|between|for|against|under|required|needed|allowed|valid|used|applies|apply)\b|\b(?:branch|branches|region|hosts?|env|environment|machines?|team|admins?|people|members|users|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|weekdays|weekends|business hours|office hours|main|master|prod|staging|ci|internally)\s+only\b|^only\b|\S\s+only[.!]?$`),
 		unless: re(`\b(?:i only|we only just|only just|if only|only thing|the only|not only|only one|only once|only a few|only a little|only after i|only when i)\b`)},
 	{name: "constraint/forbidden", kind: KindConstraint, weight: 2.5,
 		re: re(`\b(?:not allowed|isn't allowed|aren't allowed|is forbidden|are forbidden|forbidden|prohibited|not permitted|under no circumstances|no exceptions|off-limits|off limits|read-only|read only|is a hard rule|hard requirement|non-negotiable|requires? (?:a |an |two |2 |one |1 )?(?:approvals?|reviews?|sign-offs?|signoffs?|tickets?|change requests?))\b`)},
@@ -127,7 +129,7 @@ var rules = []rule{
 	{name: "constraint/make-sure", kind: KindConstraint, weight: 1.5,
 		re: re(`\b(?:make sure|ensure|be sure|has to|have to|needs? to|required|requires|mandatory)\b`)},
 	{name: "constraint/zh", kind: KindConstraint, weight: 2.5,
-		re:     re(`不要|不许|不准|不得|不可以|不能(?:用|在|把|直接|随便|往|给|提交|推|改|删)|禁止|严禁|切勿|千万别|千万不要|绝对不|永远不要|别(?:再)?(?:用|在|把|往|动|碰|改|删|提交|推|直接|打印|写|拿|让|给|发|存|传|开|关|跑|部署|合并|联系)|必须|务必|一定要|强制|只能|只允许|只在|只从|只有.{0,12}(?:才(?:能|可以)|保留|可以|能)|只读|需要.{0,8}审批|只(?:用|按|算|存放|存|放|上传|传|展示|联系|发|走|读|保留|接受|支持|部署|跑|给|对|看|收|退|送|统计|包含|含)|不(?:再|会)?(?:导出|展示|联系|送|迁移|上传|包含|含|算|提交|推送|部署|允许|接受|存|共享|外传|打印|记录)|不允许|不可|不应该|不应|不该|不准许|只认|只看|为准|不放行`),
+		re:     re(`不要|不许|不准|不得|不可以|不能(?:用|在|把|直接|随便|往|给|提交|推|改|删)|禁止|严禁|切勿|千万别|千万不要|绝对不|永远不要|别(?:再)?(?:用|在|把|往|动|碰|改|删|提交|推|直接|打印|写|拿|让|给|发|存|传|开|关|跑|部署|合并|联系)|必须|务必|一定要|强制|只能|只允许|只在|只从|只有.{0,12}(?:才(?:能|可以)|保留|可以|能)|只读|需要.{0,8}审批|只(?:用|按|算|存放|存|放|上传|传|展示|联系|发|走|读|保留|接受|支持|部署|跑|给|对|看|收|退|送|统计|包含|含)|不(?:再|会)?(?:导出|展示|联系|送|迁移|上传|包含|含|算|提交|推送|部署|允许|接受|存|共享|外传|打印|记录)|不允许|不可|不应该|不应|不该|不准许|只认|只看|为准|不放行|不(?:做|动|引|碰|升|降)(?:[^一下了吧]|$)`),
 		unless: re(`不要紧|没必要|不必|我不能|我们不能确定|不能理解|不能复现|要不要|不用谢|不用了|不用担心|不会吧|算了`)},
 
 	// Preferences and conventions.
@@ -185,7 +187,7 @@ var rules = []rule{
 	{name: "note/recorded", kind: KindNote, weight: 2,
 		re: re(`^(?:recorded|all recorded|noted|i've noted|i have noted|saved|logged|added to (?:the |your )?(?:notes|record|profile|account))\b.*?[:：—–-]|^(?:已记录|已记下|已记住|记下了|记住了|已备注|备注已添加|已保存|已登记)`)},
 	{name: "note/zh", kind: KindNote, weight: 2,
-		re: re(`^(?:注意|记住|备注|提醒|提示|补充一下|供参考|仅供参考|顺便提一下|顺便提一句|提一句|说明一下)|记住|别忘了|不要忘了|记得|供参考|留个底|记录一下|顺便提一句|需要注意|要注意|友情提示|温馨提示`)},
+		re: re(`^(?:注意|记住|备注|提醒|提示|补充一下|供参考|仅供参考|顺便提一下|顺便提一句|提一句|说明一下)|记住|别忘了|不要忘了|记得|供参考|留个底|记录一下|记一下|顺便提一句|需要注意|要注意|友情提示|温馨提示`)},
 }
 
 // Markers that strengthen a statement without saying its kind.
@@ -197,10 +199,10 @@ var (
 // Vetoes: a statement matching one states no durable fact, whatever rule
 // it also matches.
 var (
-	questionStart = re(`^(?:can|could|would|should|shall|does|did|is|are|was|were|will|what|why|how|who|whom|which|whose|have you|has anyone|any idea|anyone know|anybody know|wondering|i wonder|do you|do we|do i|is there|are there|whats|what's|hows|how's|wdyt|where (?:is|are|do|does|can|should)|when (?:is|are|do|does|can|will|should|did))\b`)
+	questionStart = re(`^(?:can|could|would|should|shall|does|did|is|are|was|were|will(?: [a-z]+)? (?:it|we|you|they|this|that|there|he|she|i)|what|why|how|who|whom|which|whose|have you|has anyone|any idea|anyone know|anybody know|wondering|i wonder|do you|do we|do i|is there|are there|whats|what's|hows|how's|wdyt|where (?:is|are|do|does|can|should)|when (?:is|are|do|does|can|will|should|did))\b`)
 	questionHan   = re(`(?:吗|呢|么|嘛)[。！!.]?$|是不是|能不能|要不要|有没有|可不可以|会不会|对不对|为什么|为啥|怎么办|怎么样|怎么回事|多少|哪个|哪些|哪里|哪儿|几点|啥`)
-	transient     = re(`\b(?:right now|for now|for the moment|at the moment|currently|for today|today|tonight|this morning|this afternoon|this evening|just now|so far|at this point|in this session|this session|this time|for this (?:one|time|task|test|ticket|pr|run|change|query|report|session|issue|bug|branch|call|demo|sprint)|this sprint|tomorrow|tonight's|in a minute|in a sec|eta|wip)\b|\byet[.!]?$`)
-	transientWeak = re(`\b(?:scratch that|let me|let's (?:try|see|check|run|look|start|do|fix|rerun|debug|figure)|i'll|i will|i'm going to|i am going to|we're going to try|next step|next up|still (?:failing|broken|red|running|waiting|pending|down|flaky)|is (?:failing|broken|red|down|flaky|timing out|stuck|hanging)|are (?:failing|broken|red|down)|keeps? (?:failing|breaking|crashing)|in progress|i just|we just|just (?:ran|pushed|merged|deployed|fixed|tried)|yesterday|last night|last week|earlier today|this week|next week|this month|temporarily)\b`)
+	transient     = re(`\b(?:right now|for now|for the moment|at the moment|currently|for today|just now|so far|at this point|in this session|this session|this time|for this (?:one|time|task|test|ticket|pr|run|change|query|report|session|issue|bug|branch|call|demo|sprint)|this sprint|tomorrow|tonight's|in a minute|in a sec|eta|wip)\b|\byet[.!]?$`)
+	transientWeak = re(`\b(?:scratch that|let me|let's (?:try|see|check|run|look|start|do|fix|rerun|debug|figure)|i'll|i will|i'm going to|i am going to|we're going to try|next step|next up|still (?:failing|broken|red|running|waiting|pending|down|flaky)|is (?:failing|broken|red|down|flaky|timing out|stuck|hanging)|are (?:failing|broken|red|down)|keeps? (?:failing|breaking|crashing)|in progress|i just|we just|just (?:ran|pushed|merged|deployed|fixed|tried)|yesterday|last night|last week|earlier today|this week|next week|this month|temporarily|today|tonight|this morning|this afternoon|this evening)\b`)
 	transientHan  = re(`暂时|目前|这次|这一次|今天|今晚|刚才|刚刚|眼下|本次|这会儿`)
 	transientHanW = re(`临时|这周|本周|下周|正在|还在|马上|待会|一会儿|稍后|先(?:看|试|跑|查|帮|把|处理|别管|这样)|接下来|下一步|挂了|报错了|失败了|现在|当前`)
 	hedge         = re(`\b(?:maybe|perhaps|probably|possibly|i think|i guess|i suppose|i believe|not sure|unsure|might|seems|seem to|apparently|i wonder|could be|wondering|if i recall|iirc|i feel like|kind of|sort of)\b|可能|也许|大概|好像|似乎|不确定|不太确定|我猜|估计|应该是|我觉得`)
@@ -208,6 +210,7 @@ var (
 	injection     = re(`\b(?:ignore (?:all |any )?(?:previous|prior|above|earlier|the above|your)|disregard (?:all |any )?(?:previous|prior|above|your)|system prompt|you are now|new instructions|act as|jailbreak|developer mode|do anything now)\b|忽略(?:之前|以上|前面|所有|上述)|无视.{0,6}指令|系统提示`)
 	// secretDisclosure is a statement whose point is a credential's value
 	// ("the token is ghp_..."); "the key is stored in Vault" is a fact.
+	secretAssignment = re(`[=:]\s*\[redacted:`)
 	secretDisclosure = re(`\b(?:password|passwd|passphrase|token|api key|apikey|api-key|secret|credentials?|private key|access key|secret key|key|pat)s?\s*(?:is|are|=|:)\s`)
 	passwordValue    = re(`\b(?:password|passwd|passphrase)s?\s*(?:is|are|=|:)\s*\S+`)
 	secretWhere      = re(`\b(?:password|passwd|passphrase|token|api key|apikey|api-key|secret|credentials?|private key|access key|secret key|pat)s?\s*(?:is|are)\s+(?:stored|kept|managed|rotated|available|in|under|at|on|only|never|read|loaded|injected|provided|set)\b`)
@@ -237,6 +240,9 @@ func isTask(lower string) bool {
 	if word == "set" || word == "clean" {
 		next, _, _ := strings.Cut(strings.TrimPrefix(rest, word+" "), " ")
 		return taskVerbs[word+" "+next] || word == "clean"
+	}
+	if next, _, _ := strings.Cut(strings.TrimPrefix(rest, word+" "), " "); next == "is" || next == "are" || next == "was" {
+		return false // "help center is ...": the word is a noun
 	}
 	return taskVerbs[word]
 }
@@ -280,7 +286,7 @@ func disclosesSecret(s statement) bool {
 	if s.cjk && (secretHan.MatchString(s.lower) || tokenHan.MatchString(s.lower)) && !strings.Contains(s.lower, "存") {
 		return true
 	}
-	return strings.Contains(s.lower, "[redacted:") && secretDisclosure.MatchString(s.lower)
+	return strings.Contains(s.lower, "[redacted:") && (secretDisclosure.MatchString(s.lower) || secretAssignment.MatchString(s.lower))
 }
 
 // weakTransient reports whether a statement reads as progress or a plan

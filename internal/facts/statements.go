@@ -80,7 +80,7 @@ var (
 )
 
 // dataLine reports whether a line is data: it starts like a log, a prompt,
-// a quote or code, or fewer than half of its characters are letters.
+// a quote or code, or fewer than a third of its characters are letters.
 func dataLine(line string) bool {
 	if dataPrefix.MatchString(line) {
 		return true
@@ -95,7 +95,51 @@ func dataLine(line string) bool {
 			letters++
 		}
 	}
-	return letters*2 < total
+	return letters*3 < total
+}
+
+// clauses splits a statement into its clauses, for a run-on sentence that
+// states a fact beside a request or a greeting ("db is pg15 btw, warehouse
+// host is analytics-ro.db.internal and use the mart schema"): at commas,
+// semicolons and dashes, before "oh and", "also", "plus", "btw", and at a
+// space between Chinese characters. A statement of one clause has none.
+func clauses(st statement) []statement {
+	parts := clauseBreaks.Split(st.text, -1)
+	var out []statement
+	for _, p := range parts {
+		for _, q := range splitHanSpace(p) {
+			q = stripFillers(strings.TrimSpace(q))
+			n := utf8.RuneCountInString(q)
+			cjk := hasHan(q)
+			if n < minLatinStatementRunes && !(cjk && n >= minCJKStatementRunes) {
+				continue
+			}
+			c := statement{raw: q, text: q, lower: strings.ToLower(q), cjk: cjk}
+			c.index()
+			out = append(out, c)
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+var clauseBreaks = regexp.MustCompile(`[，；;]\s*|,\s+|\s+[—–-]\s+|\s+(?:oh and|and also|also|plus|btw|p\.s\.|ps)\s+`)
+
+// splitHanSpace splits s at spaces between two Chinese characters, which
+// written Chinese uses between clauses.
+func splitHanSpace(s string) []string {
+	var out []string
+	start := 0
+	runes := []rune(s)
+	for i := 1; i+1 < len(runes); i++ {
+		if unicode.IsSpace(runes[i]) && unicode.Is(unicode.Han, runes[i-1]) && unicode.Is(unicode.Han, runes[i+1]) {
+			out = append(out, string(runes[start:i]))
+			start = i + 1
+		}
+	}
+	return append(out, string(runes[start:]))
 }
 
 // sentences splits a line after sentence-ending punctuation: Chinese
@@ -136,7 +180,7 @@ func abbreviation(text []rune) bool {
 		i--
 	}
 	switch strings.ToLower(string(text[i:])) {
-	case "e.g", "i.e", "etc", "vs", "cf", "approx", "dr", "mr", "mrs", "ms", "no", "fig", "ver", "incl":
+	case "e.g", "i.e", "etc", "vs", "cf", "approx", "dr", "mr", "mrs", "ms", "no", "fig", "ver", "incl", "p.s", "n.b":
 		return true
 	}
 	return false
