@@ -78,7 +78,9 @@ func validateRequestFile(ctx context.Context, o validateOptions, io stdio) int {
 func validateRequest(ctx context.Context, body []byte, o validateOptions, now time.Time) *validation {
 	var load inspect.EventsLoader
 	if o.useNATS {
-		load = func(ctx context.Context, name string) ([]engine.InputEvent, error) { return loadEventsObject(ctx, o, name) }
+		load = func(ctx context.Context, name string) ([]engine.InputEvent, error) {
+			return loadEventsObject(ctx, o, name)
+		}
 	}
 	v := inspect.Validate(ctx, body, load, now)
 	if v.EventsObject != "" && len(v.Notes) > 0 {
