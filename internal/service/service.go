@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/inspect"
 	"github.com/cairnhq/cairn/internal/lanes"
@@ -128,7 +129,7 @@ func (h *handlers) lane(req micro.Request) {
 		return
 	}
 	lane := lanes.Lane{RunAgentID: q.RunAgentID, CheckpointNamespace: q.CheckpointNamespace}
-	if _, err := lane.Key(); err != nil {
+	if !engine.ValidName(lane.RunAgentID) || !engine.ValidName(lane.CheckpointNamespace) {
 		h.answer(req, nil, errcode.Field(errcode.InvalidServiceRequest, "run_agent_id and checkpoint_namespace must be valid ids", "run_agent_id", "pattern"))
 		return
 	}
