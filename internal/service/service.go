@@ -113,7 +113,43 @@ func (h *handlers) status(req micro.Request) {
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
 	reply, err := h.cfg.Recorder.Status(ctx, q)
-	h.answer(req, reply, err)
+	if err != nil {
+		h.fail(req, err)
+		return
+	}
+	body, err := encodeStatus(reply)
+	h.respond(req, body, err)
+}
+
+// encodeStatus is json.Marshal of a status reply without its second pass
+// over the outcome: the event is JSON as the processor encoded it, and
+// json.Marshal would scan its tens of kilobytes again to check it.
+func encodeStatus(r *events.StatusReply) ([]byte, error) {
+	head := *r
+	head.Outcome = nil
+	body, err := json.Marshal(head)
+	if err != nil || r.Outcome == nil {
+		return body, err
+	}
+	o := r.Outcome
+	subject, err := json.Marshal(o.Subject)
+	if err != nil {
+		return nil, err
+	}
+	eventID, err := json.Marshal(o.EventID)
+	if err != nil {
+		return nil, err
+	}
+	const null = `null}`
+	out := make([]byte, 0, len(body)+len(subject)+len(eventID)+len(o.Event)+48)
+	out = append(out, body[:len(body)-len(null)]...)
+	out = append(out, `{"subject":`...)
+	out = append(out, subject...)
+	out = append(out, `,"event_id":`...)
+	out = append(out, eventID...)
+	out = append(out, `,"event":`...)
+	out = append(out, o.Event...)
+	return append(out, `}}`...), nil
 }
 
 // laneQuery names a lane, as `lane show` does.
@@ -181,6 +217,11 @@ func (h *handlers) answer(req micro.Request, v any, err error) {
 		return
 	}
 	body, err := json.Marshal(v)
+	h.respond(req, body, err)
+}
+
+// respond sends an encoded answer that fits a message.
+func (h *handlers) respond(req micro.Request, body []byte, err error) {
 	if err != nil {
 		h.fail(req, errcode.Wrap(errcode.Internal, "encode the answer", err))
 		return
