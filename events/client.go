@@ -178,7 +178,9 @@ func checkSameBody(ctx context.Context, js StreamLookup, ack *jetstream.PubAck, 
 // Event is one decoded message of an event stream. Exactly one of the typed
 // fields is set, according to Kind.
 type Event struct {
-	Subject  string
+	Subject string
+	// Sequence is the event's sequence in its stream; 0 for an outcome
+	// WaitOutcome had from the status service.
 	Sequence uint64
 	Kind     string
 	Raw      json.RawMessage
