@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/consumer"
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/inspect"
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/lanes"
@@ -30,13 +31,24 @@ import (
 // cairn is a server started from the repository's nats.conf with a
 // processor and the service running as the processor identity.
 type cairn struct {
-	srv *natsrv.Server
-	ctx context.Context
+	srv    *natsrv.Server
+	ctx    context.Context
+	ledger *ledger.Ledger
 }
 
 // startCairn provisions the streams with the given duplicate window and
 // runs the processor (offline summarizer) and the service.
 func startCairn(t testing.TB, duplicates time.Duration) *cairn {
+	t.Helper()
+	return startCairnWith(t, duplicates, offline.New(offline.DefaultOptions()))
+}
+
+// remote is a summarizer the processor treats as a remote model's: it
+// hides the offline summarizer's Local method, so that every request
+// records its plan and outcome in the ledger.
+type remote struct{ engine.Summarizer }
+
+func startCairnWith(t testing.TB, duplicates time.Duration, summarizer engine.Summarizer) *cairn {
 	t.Helper()
 	srv, err := natsrv.Start(natsrv.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", ConfigFile: "../../nats.conf", ReadyTimeout: 10 * time.Second})
 	if err != nil {
@@ -53,7 +65,7 @@ func startCairn(t testing.TB, duplicates time.Duration) *cairn {
 		t.Fatal(err)
 	}
 	proc, err := consumer.New(consumer.DefaultConfig(), consumer.Deps{
-		JS: js, Stores: stores, Compactor: consumer.EngineCompactor{}, Summarizer: offline.New(offline.DefaultOptions()),
+		JS: js, Stores: stores, Compactor: consumer.EngineCompactor{}, Summarizer: summarizer,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +90,7 @@ func startCairn(t testing.TB, duplicates time.Duration) *cairn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Stop() })
-	return &cairn{srv: srv, ctx: ctx}
+	return &cairn{srv: srv, ctx: ctx, ledger: ledger.New(stores.Ledger)}
 }
 
 var passwords = map[string]string{"processor": "processor-dev-password", "producer": "producer-dev-password", "auditor": "auditor-dev-password"}
@@ -156,8 +168,23 @@ func streamEvent(t *testing.T, ctx context.Context, js jetstream.JetStream, seq 
 // The status of each kind of outcome is the event as published, byte for
 // byte, by request_id and by the request's stream sequence; an id Cairn
 // never saw is unknown, and another body under a used id is a conflict.
+// With a local summarizer an activation on its first delivery is recorded
+// with its checkpoint; with a remote one, in the ledger citing it.
 func TestStatusAnswersTheRecordedOutcome(t *testing.T) {
-	c := startCairn(t, topology.DefaultOptions().Duplicates)
+	t.Run("local summarizer", func(t *testing.T) {
+		checkStatusAnswers(t, startCairn(t, topology.DefaultOptions().Duplicates))
+	})
+	t.Run("remote summarizer", func(t *testing.T) {
+		c := startCairnWith(t, topology.DefaultOptions().Duplicates, remote{offline.New(offline.DefaultOptions())})
+		checkStatusAnswers(t, c)
+		entry, _, err := c.ledger.Get(c.ctx, "req-activated")
+		if err != nil || entry == nil || !entry.OutcomeCitesCheckpoint {
+			t.Fatalf("the activation's ledger entry does not cite its checkpoint, so this case proves nothing: %+v, %v", entry, err)
+		}
+	})
+}
+
+func checkStatusAnswers(t *testing.T, c *cairn) {
 	processor := connect(t, c.srv, "processor")
 	producer := connect(t, c.srv, "producer")
 	cases := []struct {

@@ -102,27 +102,37 @@ func bodyRequestID(body []byte) string {
 // byID looks the request up where the processor records it: its ledger
 // entry, or, for a request a local summarizer activated on its first
 // delivery, its checkpoint record with the plan (internal/consumer,
-// firstDelivery). hash, when set, must be the recorded body's.
+// firstDelivery). hash, when set, must be the recorded body's. The
+// checkpoint record is read alongside the entry: an activated outcome
+// cites it either way, so most asks cost one round trip, not two.
 func (r *Recorder) byID(ctx context.Context, id, hash string) (*events.StatusReply, error) {
 	reply := &events.StatusReply{RequestID: id, State: events.StateUnknown}
+	var (
+		cp    *lanes.Checkpoint
+		cpErr error
+	)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		cp, cpErr = r.Lanes.GetCheckpoint(ctx, id)
+	}()
 	entry, _, err := r.Ledger.Get(ctx, id)
-	if err != nil {
+	<-read
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if entry != nil {
-		if hash != "" && entry.ContentHash != hash {
-			reply.State = events.StateConflict
-			return reply, nil
-		}
-		return reply, r.fromEntry(ctx, entry, reply)
-	}
-	cp, err := r.Lanes.GetCheckpoint(ctx, id)
-	if err != nil || cp == nil || cp.Plan == nil || len(cp.Plan.Outbox) == 0 {
+	case entry != nil && hash != "" && entry.ContentHash != hash:
+		reply.State = events.StateConflict
+		return reply, nil
+	case entry != nil:
+		return reply, fromEntry(entry, cp, cpErr, reply)
+	case cpErr != nil:
+		return nil, cpErr
+	case cp == nil || cp.Plan == nil || len(cp.Plan.Outbox) == 0:
 		// No record, a marker of an outcome the ledger is about to record,
 		// or a checkpoint made through a ledger entry since forgotten.
-		return reply, err
-	}
-	if hash != "" && cp.RequestHash != "" && cp.RequestHash != hash {
+		return reply, nil
+	case hash != "" && cp.RequestHash != "" && cp.RequestHash != hash:
 		reply.State = events.StateConflict
 		return reply, nil
 	}
@@ -138,15 +148,20 @@ func (r *Recorder) byID(ctx context.Context, id, hash string) (*events.StatusRep
 }
 
 // fromEntry fills the reply from a ledger entry: its state and, once
-// terminal, the recorded outcome with the checkpoint it cites put back.
-func (r *Recorder) fromEntry(ctx context.Context, e *ledger.Entry, reply *events.StatusReply) error {
+// terminal, the recorded outcome with the checkpoint it cites put back
+// from the request's checkpoint record cp (read with error cpErr).
+func fromEntry(e *ledger.Entry, cp *lanes.Checkpoint, cpErr error, reply *events.StatusReply) error {
 	reply.State = string(e.State)
 	if !e.State.Terminal() {
 		return nil
 	}
+	needsRecord := e.OutcomeCitesCheckpoint || (e.Outcome == nil && e.OutcomeInCheckpoint)
+	if needsRecord && cpErr != nil {
+		return cpErr
+	}
 	switch {
 	case e.Outcome != nil && e.OutcomeCitesCheckpoint:
-		payload, err := r.Lanes.RestoreFromRecord(ctx, e.RequestID, e.Outcome.Payload)
+		payload, err := lanes.RestoreFromCheckpoint(cp, e.RequestID, e.Outcome.Payload)
 		if err != nil {
 			return err
 		}
@@ -155,14 +170,7 @@ func (r *Recorder) fromEntry(ctx context.Context, e *ledger.Entry, reply *events
 		reply.Outcome = outcomeOf(whole)
 	case e.Outcome != nil:
 		reply.Outcome = outcomeOf(*e.Outcome)
-	case e.OutcomeInCheckpoint:
-		cp, err := r.Lanes.GetCheckpoint(ctx, e.RequestID)
-		if err != nil {
-			return err
-		}
-		if cp == nil || cp.Plan == nil || len(cp.Plan.Outbox) == 0 {
-			return errcode.WithDetails(errcode.Internal, "finished request has no recorded outcome", map[string]any{"request_id": e.RequestID})
-		}
+	case e.OutcomeInCheckpoint && cp != nil && cp.Plan != nil && len(cp.Plan.Outbox) > 0:
 		reply.Outcome = outcomeOf(cp.Plan.Outbox[0])
 	default:
 		return errcode.WithDetails(errcode.Internal, "finished request has no recorded outcome", map[string]any{"request_id": e.RequestID})
