@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/facts"
@@ -240,7 +241,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}()
 		metricsAddr = srv.Addr()
 	}
-	log.Info("cairn serving", "nats", url, "summarizer", cfg.summarizer, "workers", cfg.processor.Workers, "commit_concurrency", cfg.processor.EffectiveCommitConcurrency(), "metrics", metricsAddr)
+	log.Info("cairn serving", "nats", url, "service", events.ServicePrefix+".>", "summarizer", cfg.summarizer, "workers", cfg.processor.Workers, "commit_concurrency", cfg.processor.EffectiveCommitConcurrency(), "metrics", metricsAddr)
 	if cfg.ready != nil {
 		cfg.ready <- serveInfo{NATSURL: url, MetricsAddr: metricsAddr, conn: nc}
 	}
