@@ -37,30 +37,30 @@ const (
 // body the asker sent: a request_id recorded with another body then
 // answers state conflict instead of the other body's outcome.
 type StatusQuery struct {
-	RequestID      string `json:"request_id,omitempty"`
-	StreamSequence uint64 `json:"stream_sequence,omitempty"`
-	ContentHash    string `json:"content_hash,omitempty"`
+	RequestID      string `json:"request_id,omitempty" doc:"the request asked about"`
+	StreamSequence uint64 `json:"stream_sequence,omitempty" doc:"the sequence of the request message in COMPACT_REQUESTS, instead of request_id" minimum:"1"`
+	ContentHash    string `json:"content_hash,omitempty" doc:"with request_id: lowercase hex SHA-256 of the body published; another recorded body answers state conflict" pattern:"^[0-9a-f]{64}$"`
 }
 
 // StatusReply is the service's answer to a StatusQuery.
 type StatusReply struct {
-	RequestID string `json:"request_id"`
+	RequestID string `json:"request_id" doc:"the request asked about (for an ask by sequence, the message's)"`
 	// StreamSequence echoes a query by sequence.
-	StreamSequence uint64 `json:"stream_sequence,omitempty"`
+	StreamSequence uint64 `json:"stream_sequence,omitempty" doc:"echoes an ask by stream_sequence"`
 	// State is one of the State constants. unknown: Cairn holds no record
 	// of the request (not received, or received and not yet recorded).
-	State string `json:"state"`
+	State string `json:"state" doc:"unknown: no record (not received, or not yet recorded); started, summary_requested, stored: in progress; activated, skipped, failed: finished; conflict: recorded with another body" enum:"unknown|started|summary_requested|stored|activated|skipped|failed|conflict"`
 	// Outcome is the terminal event as Cairn recorded it; null unless the
 	// state is activated, skipped or failed.
-	Outcome *StatusOutcome `json:"outcome"`
+	Outcome *StatusOutcome `json:"outcome" doc:"the outcome event as published; null unless the state is activated, skipped or failed"`
 }
 
 // StatusOutcome is a recorded outcome event: its subject, its event_id
 // (the Nats-Msg-Id it is published with) and its body, as published.
 type StatusOutcome struct {
-	Subject string          `json:"subject"`
-	EventID string          `json:"event_id"`
-	Event   json.RawMessage `json:"event"`
+	Subject string          `json:"subject" doc:"the subject the event was published on" enum:"conversation.compact.activated|conversation.compact.skipped|conversation.compact.failed"`
+	EventID string          `json:"event_id" doc:"the event's event_id, its Nats-Msg-Id"`
+	Event   json.RawMessage `json:"event" doc:"the event, as in activated.json, skipped.json or failed.json"`
 }
 
 // Terminal reports whether the reply carries the request's outcome.

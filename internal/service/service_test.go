@@ -26,6 +26,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // cairn is a server started from the repository's nats.conf with a
@@ -452,5 +453,53 @@ func TestIdentitiesAskWhatNATSConfGrants(t *testing.T) {
 	}
 	if counts[events.SubjectStatus] != 2 || counts[events.SubjectLane] != 2 || counts[events.SubjectValidate] != 1 {
 		t.Fatalf("asks counted per endpoint: %v", counts)
+	}
+}
+
+// Real asks and replies match schemas/status-query.json and
+// schemas/status-reply.json, and asks the service refuses do not.
+func TestStatusMatchesItsSchemas(t *testing.T) {
+	c := startCairn(t, topology.DefaultOptions().Duplicates)
+	producer := connect(t, c.srv, "producer")
+	const id = "req-schema"
+	body := request(id, nil)
+	publishAndWait(t, c.ctx, producer, id, body)
+	compiler := jsonschema.NewCompiler()
+	query, err := compiler.Compile("../../schemas/status-query.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replySchema, err := compiler.Compile("../../schemas/status-reply.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *jsonschema.Schema, doc []byte) error {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+		if err != nil {
+			return err
+		}
+		return s.Validate(v)
+	}
+	for _, ask := range []string{
+		`{"request_id":"` + id + `"}`,
+		`{"request_id":"` + id + `","content_hash":"` + ledger.ContentHash(body) + `"}`,
+		`{"stream_sequence":1}`,
+		`{"request_id":"never-sent"}`,
+	} {
+		if err := check(query, []byte(ask)); err != nil {
+			t.Errorf("ask %s does not match its schema: %v", ask, err)
+		}
+		msg, err := producer.Conn().Request(events.SubjectStatus, []byte(ask), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := check(replySchema, msg.Data); err != nil {
+			t.Errorf("reply %.200s does not match its schema: %v", msg.Data, err)
+		}
+	}
+	for _, bad := range []string{`{}`, `{"request_id":"a","stream_sequence":1}`, `{"stream_sequence":1,"content_hash":"` + strings.Repeat("0", 64) + `"}`, `{"request_id":"a","content_hash":"xyz"}`, `{"colour":"red"}`} {
+		if check(query, []byte(bad)) == nil {
+			t.Errorf("the schema accepts %s, which the service refuses", bad)
+		}
 	}
 }
