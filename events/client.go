@@ -3,6 +3,8 @@ package events
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -176,7 +178,9 @@ func checkSameBody(ctx context.Context, js StreamLookup, ack *jetstream.PubAck, 
 // Event is one decoded message of an event stream. Exactly one of the typed
 // fields is set, according to Kind.
 type Event struct {
-	Subject  string
+	Subject string
+	// Sequence is the event's sequence in its stream; 0 for an outcome
+	// WaitOutcome had from the status service.
 	Sequence uint64
 	Kind     string
 	Raw      json.RawMessage
@@ -294,10 +298,34 @@ var outcomeSubjects = []string{SubjectActivated, SubjectSkipped, SubjectFailed}
 // request was first published; see PublishedAt) so that an outcome published
 // before the call is not missed.
 //
+// Meanwhile it asks Cairn's status service (SubjectStatus) once, when js
+// has a connection to ask on (a jetstream.JetStream has): an outcome Cairn
+// recorded before the ask is its answer. That is the outcome of a resend
+// that the events stream dropped as a duplicate of the original's event (a
+// resend without Nats-Msg-Id, or after the request stream's duplicate
+// window), which no replay from since would show. Any later outcome is
+// published after since, so the stream read gets it. Give WithBody to have
+// a request_id recorded with another body ignored rather than answered.
+//
 // The server delivers only outcome events stored from since on; of each, only
 // the leading fields are read for its request_id, and only the awaited one is
 // decoded in full, so a busy stream costs little per call.
-func WaitOutcome(ctx context.Context, js Reader, requestID string, since time.Time) (Event, error) {
+func WaitOutcome(ctx context.Context, js Reader, requestID string, since time.Time, opts ...WaitOption) (Event, error) {
+	var o waitOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	readCtx, stopRead := context.WithCancel(ctx)
+	defer stopRead()
+	recorded := make(chan Event, 1)
+	if nc := connOf(js); nc != nil {
+		go func() {
+			if ev, ok := recordedOutcome(readCtx, nc, StatusQuery{RequestID: requestID, ContentHash: o.contentHash}); ok {
+				recorded <- ev
+				stopRead()
+			}
+		}()
+	}
 	cfg := jetstream.OrderedConsumerConfig{
 		FilterSubjects: outcomeSubjects,
 		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
@@ -305,7 +333,7 @@ func WaitOutcome(ctx context.Context, js Reader, requestID string, since time.Ti
 	}
 	var found Event
 	var decodeErr error
-	err := streamread.Read(ctx, js, streamread.Options{Stream: StreamEvents, Config: cfg, Follow: true}, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
+	err := streamread.Read(readCtx, js, streamread.Options{Stream: StreamEvents, Config: cfg, Follow: true}, func(msg jetstream.Msg, md *jetstream.MsgMetadata) error {
 		envelopes.Add(1)
 		if id, ok := envelopeRequestID(msg.Data()); !ok || id != requestID {
 			return nil
@@ -321,11 +349,56 @@ func WaitOutcome(ctx context.Context, js Reader, requestID string, since time.Ti
 	switch {
 	case errors.Is(err, errFound):
 		return found, nil
-	case decodeErr != nil || ctx.Err() != nil:
+	case decodeErr != nil:
+		return Event{}, err
+	}
+	select {
+	case ev := <-recorded:
+		return ev, nil
+	default:
+	}
+	if ctx.Err() != nil {
 		return Event{}, err
 	}
 	return Event{}, fmt.Errorf("events: wait for %s: %w", requestID, err)
 }
+
+// WaitOption tunes WaitOutcome.
+type WaitOption func(*waitOptions)
+
+type waitOptions struct{ contentHash string }
+
+// WithBody names the body the awaited request was published with, so that
+// the status service answers only for a request_id recorded with it.
+func WithBody(body []byte) WaitOption {
+	sum := sha256.Sum256(body)
+	return func(o *waitOptions) { o.contentHash = hex.EncodeToString(sum[:]) }
+}
+
+// connOf is the connection js publishes on, when it tells.
+func connOf(js Reader) *nats.Conn {
+	if c, ok := js.(interface{ Conn() *nats.Conn }); ok {
+		return c.Conn()
+	}
+	return nil
+}
+
+// recordedOutcome asks the status service for a request's recorded
+// outcome; ok is false when there is none yet, or no answer.
+func recordedOutcome(ctx context.Context, nc *nats.Conn, q StatusQuery) (Event, bool) {
+	ctx, cancel := context.WithTimeout(ctx, statusAskTimeout)
+	defer cancel()
+	reply, err := Status(ctx, nc, q)
+	if err != nil || !reply.Terminal() {
+		return Event{}, false
+	}
+	ev, err := reply.Event()
+	return ev, err == nil
+}
+
+// statusAskTimeout bounds WaitOutcome's ask of the status service, which
+// answers in milliseconds when it runs.
+const statusAskTimeout = 5 * time.Second
 
 // Counters of WaitOutcome's work, read by the tests.
 var envelopes, decodes atomic.Int64

@@ -40,6 +40,10 @@ const (
 	CodeHarvestBadReply          = errcode.HarvestBadReply
 	CodeHarvestFailed            = errcode.HarvestFailed
 	CodeInternal                 = errcode.Internal
+
+	// Codes of the service's error replies (subjects.md, Service).
+	CodeInvalidServiceRequest = errcode.InvalidServiceRequest
+	CodeLaneNotFound          = errcode.LaneNotFound
 )
 
 // Triggers (Request.Trigger).
@@ -84,6 +88,7 @@ func Codes() []string {
 		CodeUnsupportedVersion, CodePayloadTooLarge, CodeEventsObjectMissing,
 		CodeDeadlineExceeded, CodeProviderAttemptUncertain, CodeProviderUnavailable,
 		CodeHarvestBadReply, CodeHarvestFailed, CodeInternal,
+		CodeInvalidServiceRequest, CodeLaneNotFound,
 	}
 }
 

@@ -52,6 +52,18 @@ func Schemas() map[string]map[string]any {
 	add(schema("failed.json", SubjectFailed, Failed{}, kind(KindFailed)))
 	add(schema("memory-flushed.json", SubjectFlushed, MemoryFlushed{}, kind(KindMemoryFlush)))
 	add(schema("memory-failed.json", SubjectMemoryFailed, MemoryFailed{}, kind(KindMemoryFailed)))
+
+	file, query := schema("status-query.json", SubjectStatus+" ask", StatusQuery{}, nil)
+	// The request is named once: by id (with its body's hash or not), or
+	// by sequence.
+	query["oneOf"] = []any{
+		map[string]any{"required": []any{"request_id"}, "not": map[string]any{"required": []any{"stream_sequence"}}},
+		map[string]any{"required": []any{"stream_sequence"}, "not": map[string]any{"anyOf": []any{
+			map[string]any{"required": []any{"request_id"}}, map[string]any{"required": []any{"content_hash"}},
+		}}},
+	}
+	add(file, query)
+	add(schema("status-reply.json", SubjectStatus+" reply", StatusReply{}, nil))
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/internal/inspect"
 )
 
 func init() {
@@ -97,15 +98,7 @@ func printError(io stdio, err error) int {
 // typedError is err as a typed error (internal_error when it has no code)
 // with its details, never nil, as the commands print them.
 func typedError(err error) (*errcode.Error, map[string]any) {
-	e := errcode.As(err)
-	if e == nil {
-		e = errcode.Wrap(errcode.Internal, err.Error(), err)
-	}
-	details := e.Details
-	if details == nil {
-		details = map[string]any{}
-	}
-	return e, details
+	return inspect.TypedError(err)
 }
 
 // writeJSON writes v canonically encoded and indented, plus a newline.

@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnhq/cairn/testenv"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
 )
 
 // TestLaneShowAfterARequest reads back the head a request activated.
@@ -174,5 +177,57 @@ func TestRequestReusedIDWithAnotherBody(t *testing.T) {
 	code, out, errOut := cli(t, "request", "--nats-url", url, other)
 	if code != 1 || !strings.Contains(errOut, "request_id_conflict") || strings.Contains(out, "activated") {
 		t.Fatalf("reused request_id: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestRequestResentAfterTheDuplicateWindow resends a request once the
+// request stream's duplicate window has passed: the stream stores it
+// again, Cairn answers it from the ledger, and `processor request` gets
+// the original outcome from the status service instead of waiting for an
+// event the events stream may drop as a duplicate. `nats micro` sees the
+// service that answered.
+func TestRequestResentAfterTheDuplicateWindow(t *testing.T) {
+	const window = time.Second
+	natsAddr := testenv.FreeAddr(t)
+	startServe(t, "--data-dir", t.TempDir(), "--nats-listen", natsAddr, "--memory-dir", t.TempDir(), "--duplicate-window", window.String())
+	url := "nats://" + natsAddr
+	example := filepath.Join("..", "..", "examples", "coding-agent-lane.json")
+	code, first, errOut := cli(t, "request", "--nats-url", url, example)
+	if code != 0 {
+		t.Fatalf("request: exit %d: %s %s", code, first, errOut)
+	}
+	// The original was stored before its outcome came back: one window
+	// from now, a resend is past it.
+	<-time.After(window + 100*time.Millisecond)
+	start := time.Now()
+	code, again, errOut := cli(t, "request", "--nats-url", url, "--timeout", "10s", example)
+	if code != 0 || again != first {
+		t.Fatalf("resend after the window: exit %d: %.200s %s", code, again, errOut)
+	}
+	t.Logf("the resend's outcome came in %s (the command's start included)", time.Since(start))
+	code, stored, _ := cli(t, "replay", "--nats-url", url, "--stream", "requests", "--json")
+	if code != 0 || strings.Count(stored, "\n") != 2 {
+		t.Fatalf("the request stream should hold the request twice: exit %d:\n%.300s", code, stored)
+	}
+
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	msg, err := nc.Request("$SRV.STATS.cairn", nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats micro.Stats
+	if err := json.Unmarshal(msg.Data, &stats); err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]int{}
+	for _, e := range stats.Endpoints {
+		asked[e.Subject] = e.NumRequests
+	}
+	if asked["cairn.svc.status"] != 2 || len(stats.Endpoints) != 3 {
+		t.Fatalf("service stats: %+v", stats.Endpoints)
 	}
 }

@@ -67,7 +67,7 @@ func runRequest(ctx context.Context, args []string, io stdio) int {
 				since = first.Add(-time.Second)
 			}
 		}
-		ev, err := events.WaitOutcome(ctx, js, requestID, since)
+		ev, err := events.WaitOutcome(ctx, js, requestID, since, events.WithBody(body))
 		if err != nil {
 			if ctx.Err() != nil {
 				return fail(io, fmt.Errorf("no outcome for %s within %s (is `processor serve` running?)", requestID, *timeout))

@@ -10,12 +10,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/facts"
+	"github.com/cairnhq/cairn/internal/inspect"
 	"github.com/cairnhq/cairn/internal/lanes"
+	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/natsrv"
 	"github.com/cairnhq/cairn/internal/outbox"
+	natsservice "github.com/cairnhq/cairn/internal/service"
 	"github.com/cairnhq/cairn/internal/telemetry"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/nats-io/nats.go"
@@ -36,6 +40,7 @@ type serveConfig struct {
 	natsConfig   string
 	replicas     int
 	ledgerTTL    time.Duration
+	duplicates   time.Duration
 
 	processor   consumer.Config
 	harvest     facts.Config
@@ -73,6 +78,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.listen, "nats-listen", "127.0.0.1:4222", "embedded server: client listener host:port, or \"none\" for in-process only")
 	fs.StringVar(&c.natsConfig, "nats-config", "", "embedded server: nats.conf to load (accounts, limits); --data-dir and --nats-listen override it")
 	fs.IntVar(&c.replicas, "replicas", 1, "replicas of every stream and bucket (3 on a cluster)")
+	fs.DurationVar(&c.duplicates, "duplicate-window", 20*time.Minute, "how long the request and event streams drop a message whose Nats-Msg-Id they stored (1s..24h); a resend after it is stored again, and Cairn answers it from the ledger")
 	fs.DurationVar(&c.ledgerTTL, "ledger-ttl", 0, "keep each request's ledger entry this long after its last change (0: for ever; else at least 1h); a resend after it is processed as a new request")
 
 	c.processor = consumer.DefaultConfig()
@@ -113,7 +119,7 @@ func (c serveConfig) countCache() *engine.CountCache {
 
 // topology is what serve asks of the streams and buckets it ensures.
 func (c serveConfig) topology() topology.Options {
-	return topology.Options{Replicas: c.replicas, Duplicates: 20 * time.Minute, LedgerTTL: c.ledgerTTL}
+	return topology.Options{Replicas: c.replicas, Duplicates: c.duplicates, LedgerTTL: c.ledgerTTL}
 }
 
 func runServe(ctx context.Context, args []string, io stdio) int {
@@ -124,7 +130,7 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		return code
 	}
 	if err := cfg.topology().Validate(); err != nil {
-		return usageError(io, "processor serve: --replicas or --ledger-ttl: %v", err)
+		return usageError(io, "processor serve: --replicas, --duplicate-window or --ledger-ttl: %v", err)
 	}
 	if cfg.tokenCacheEntries < 2 {
 		return usageError(io, "processor serve: --token-cache-entries must be at least 2, got %d", cfg.tokenCacheEntries)
@@ -214,6 +220,14 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 
+	// Registered after drain, so run before it: the service stops answering
+	// once the processor and harvester are done, then the connection drains.
+	stopService, err := startService(alive.ctx, js, stores, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopService()
+
 	metricsAddr := ""
 	if cfg.metricsAddr != "none" {
 		srv, err := telemetry.Listen(cfg.metricsAddr, telemetry.Handler(metrics, liveness(nc, alive), readiness(nc, js, proc.Relay(), metrics)))
@@ -227,7 +241,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}()
 		metricsAddr = srv.Addr()
 	}
-	log.Info("cairn serving", "nats", url, "summarizer", cfg.summarizer, "workers", cfg.processor.Workers, "commit_concurrency", cfg.processor.EffectiveCommitConcurrency(), "metrics", metricsAddr)
+	log.Info("cairn serving", "nats", url, "service", events.ServicePrefix+".>", "summarizer", cfg.summarizer, "workers", cfg.processor.Workers, "commit_concurrency", cfg.processor.EffectiveCommitConcurrency(), "metrics", metricsAddr)
 	if cfg.ready != nil {
 		cfg.ready <- serveInfo{NATSURL: url, MetricsAddr: metricsAddr, conn: nc}
 	}
@@ -251,6 +265,34 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		<-cfg.holdFatal
 	}
 	return errors.Join(all...)
+}
+
+// startService starts Cairn's NATS service (status, lane, validate) on the
+// processor's connection and returns its stop.
+func startService(ctx context.Context, js jetstream.JetStream, stores *topology.Stores, cfg serveConfig, log *slog.Logger) (stop func(), err error) {
+	lookupCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	requests, err := js.Stream(lookupCtx, topology.StreamRequests)
+	if err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	store := lanes.New(stores.Heads, stores.Checkpoints)
+	build, _ := buildVersion()
+	svc, err := natsservice.Start(js.Conn(), natsservice.Config{
+		Recorder:   &natsservice.Recorder{Ledger: ledger.New(stores.Ledger), Lanes: store, Requests: requests, HistoryLimit: cfg.processor.HistoryLimit},
+		Lanes:      store,
+		LoadEvents: inspect.ObjectLoader(stores.Lanes),
+		Build:      build,
+		Logger:     log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := svc.Stop(); err != nil {
+			log.Warn("service: stop", "error", err)
+		}
+	}, nil
 }
 
 // connectOrEmbed connects to --nats-url, or starts the embedded server and

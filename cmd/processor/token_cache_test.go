@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -147,4 +148,12 @@ func TestServeTokenCacheEntriesIsHonoured(t *testing.T) {
 	if code := run(context.Background(), []string{"serve", "--nats-listen", "none", "--token-cache-entries", "1"}, stdio{in: strings.NewReader(""), out: io.Discard, err: &errOut}); code != 2 || !strings.Contains(errOut.String(), "--token-cache-entries") {
 		t.Fatalf("--token-cache-entries 1: exit %d, %q", code, errOut.String())
 	}
+}
+
+// planSummarizer refuses every model call, so that a compaction stops at
+// its plan.
+type planSummarizer struct{}
+
+func (planSummarizer) Summarize(context.Context, engine.Payload) (engine.Summary, error) {
+	return engine.Summary{}, errors.New("no model in this test")
 }

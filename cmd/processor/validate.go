@@ -2,49 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/topology"
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/cairnhq/cairn/internal/inspect"
 )
 
-// validation is what `request validate` prints: whether the processor
-// would accept the request and, when the events are at hand, the outcome
-// the engine would reach before any model call.
-type validation struct {
-	OK        bool   `json:"ok"`
-	RequestID string `json:"request_id,omitempty"`
-	// Status is the would-be outcome: compacted, pruned, skipped or
-	// failed; empty when the events could not be read.
-	Status       string         `json:"status,omitempty"`
-	Reason       string         `json:"reason,omitempty"`
-	TokensBefore *int64         `json:"tokens_before,omitempty"`
-	TokensAfter  *int64         `json:"tokens_after,omitempty"`
-	Summarize    *summarizePlan `json:"summarize,omitempty"`
-	Error        *errorView     `json:"error,omitempty"`
-	Notes        []string       `json:"notes,omitempty"`
-}
-
-// summarizePlan is the first model call a compaction would make.
-type summarizePlan struct {
-	Events       int   `json:"events"`
-	FirstChatSeq int64 `json:"first_chat_seq"`
-	LastChatSeq  int64 `json:"last_chat_seq"`
-	OutputTokens int   `json:"maximum_output_tokens"`
-}
-
-type errorView struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details"`
-}
+// validation is what `request validate` prints (inspect.Validate).
+type validation = inspect.Validation
 
 // validateOptions are the flags `request validate` and `request --dry-run`
 // share.
@@ -105,78 +73,19 @@ func validateRequestFile(ctx context.Context, o validateOptions, io stdio) int {
 	return 0
 }
 
-// validateRequest runs the processor's checks in the order the processor
-// makes them: the pipeline's envelope, the deadline, then the engine's
-// decoding, validation and plan.
+// validateRequest runs the processor's checks (inspect.Validate); the
+// events of an events_object are read only with --nats-url.
 func validateRequest(ctx context.Context, body []byte, o validateOptions, now time.Time) *validation {
-	id, _ := requestIDOf(body) // named in the output when there is one
-	v := &validation{RequestID: id}
-	env, err := consumer.CheckRequest(body, 0)
-	if err != nil {
-		return v.failed(err)
-	}
-	req, err := engine.DecodeRequest(body)
-	if err != nil {
-		return v.failed(err)
-	}
-	if req.Events == nil {
-		if !o.useNATS {
-			v.OK = true
-			v.Notes = append(v.Notes, fmt.Sprintf("the events are in events_object %q: only the envelope and the fields besides events were checked (give --nats-url to read the object)", env.EventsObject))
-			return v
-		}
-		if req.Events, err = loadEventsObject(ctx, o, env.EventsObject); err != nil {
-			return v.failed(err)
+	var load inspect.EventsLoader
+	if o.useNATS {
+		load = func(ctx context.Context, name string) ([]engine.InputEvent, error) {
+			return loadEventsObject(ctx, o, name)
 		}
 	}
-	if !env.Deadline.IsZero() && !now.Before(env.Deadline) {
-		return v.failed(errcode.WithDetails(errcode.DeadlineExceeded, "the request's deadline passed before it completed",
-			map[string]any{"deadline_at": env.Deadline.UTC().Format(time.RFC3339)}))
+	v := inspect.Validate(ctx, body, load, now)
+	if v.EventsObject != "" && len(v.Notes) > 0 {
+		v.Notes[0] += " (give --nats-url to read the object)"
 	}
-	return v.plan(ctx, req, now)
-}
-
-// errStopAtModel ends a planning compaction at its first model call.
-var errStopAtModel = errors.New("validation stops before the model call")
-
-// planSummarizer records the first model call a compaction asks for and
-// refuses it, so that planning never reaches a model.
-type planSummarizer struct{ first *engine.Payload }
-
-func (s *planSummarizer) Summarize(_ context.Context, p engine.Payload) (engine.Summary, error) {
-	if s.first == nil {
-		s.first = &p
-	}
-	return engine.Summary{}, errStopAtModel
-}
-
-// plan runs the engine as `processor compact` does, up to the model call.
-// The lane's head (anti-thrash state, active checkpoint) lives on the
-// server, so the plan is the one for a lane whose state is the request's.
-func (v *validation) plan(ctx context.Context, req *engine.Request, now time.Time) *validation {
-	s := &planSummarizer{}
-	res, err := engine.Compact(ctx, req, s, now)
-	v.Notes = append(v.Notes, "the lane's head on the server is not consulted: its anti-thrash state and active checkpoint may change the outcome")
-	if s.first != nil {
-		p := s.first
-		v.OK, v.Status = true, engine.StatusCompacted
-		v.Summarize = &summarizePlan{Events: len(p.Events), FirstChatSeq: p.CoveredRange.FirstChatSeq,
-			LastChatSeq: p.CoveredRange.LastChatSeq, OutputTokens: p.MaximumOutputTokens}
-		v.Notes = append(v.Notes, "compacted if the model's summary validates and reclaims enough")
-		return v
-	}
-	if err != nil {
-		return v.failed(err)
-	}
-	v.OK, v.Status, v.Reason = true, res.Status, res.Suppression
-	v.TokensBefore, v.TokensAfter = &res.TokensBefore, &res.TokensAfter
-	return v
-}
-
-func (v *validation) failed(err error) *validation {
-	e, details := typedError(err)
-	v.OK, v.Status = false, "failed"
-	v.Error = &errorView{Code: e.Code, Message: e.Message, Details: details}
 	return v
 }
 
@@ -185,14 +94,14 @@ func printValidation(io stdio, v *validation) {
 		fmt.Fprintf(io.err, "processor: %s: %s%s\n", v.Error.Code, v.Error.Message, detailsSuffix(v.Error.Details))
 		return
 	}
-	fmt.Fprintf(io.out, "ok: %s: %s\n", v.RequestID, v.outcome())
+	fmt.Fprintf(io.out, "ok: %s: %s\n", v.RequestID, outcome(v))
 	for _, n := range v.Notes {
 		fmt.Fprintf(io.out, "  note: %s\n", n)
 	}
 }
 
 // outcome says in a line what the processor would publish.
-func (v *validation) outcome() string {
+func outcome(v *validation) string {
 	switch {
 	case v.Status == "":
 		return "the envelope is valid"
@@ -207,10 +116,6 @@ func (v *validation) outcome() string {
 	}
 }
 
-// maxEventsObjectBytes is the processor's default bound on an events
-// object (serve --max-events-object-bytes).
-const maxEventsObjectBytes = 64 << 20
-
 // loadEventsObject reads the claim-checked events from the server, as the
 // processor would, and decodes them as the engine does.
 func loadEventsObject(ctx context.Context, o validateOptions, name string) ([]engine.InputEvent, error) {
@@ -219,25 +124,9 @@ func loadEventsObject(ctx context.Context, o validateOptions, name string) ([]en
 		return nil, err
 	}
 	defer done()
-	store, err := js.ObjectStore(ctx, topology.ObjectLanes)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", topology.ObjectLanes, err)
-	}
-	info, err := store.GetInfo(ctx, name)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, errcode.WithDetails(errcode.EventsObjectMissing, "events_object does not name a stored object",
-			map[string]any{"events_object": name, "cause": err.Error()})
-	}
+	load, err := inspect.OpenObjectLoader(ctx, js)
 	if err != nil {
 		return nil, err
 	}
-	if int64(info.Size) > maxEventsObjectBytes {
-		return nil, errcode.WithDetails(errcode.PayloadTooLarge, "events_object is too large",
-			map[string]any{"events_object": name, "bytes": int64(info.Size), "limit": int64(maxEventsObjectBytes)})
-	}
-	data, err := store.GetBytes(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return engine.DecodeEvents(data)
+	return load(ctx, name)
 }

@@ -5,13 +5,14 @@
 It builds the request of make_request.py (ANSI escapes in a tool output, floats in
 provenance) in a lane of its own, leaves out the hashes of one event (Cairn
 computes them), subscribes to the outcome subjects and then publishes the
-request to conversation.compact.requested with Nats-Msg-Id = request_id, and
-waits for the event with this request_id (for a resend, reads it from the
-COMPACT_EVENTS stream). The exit status is 0 only for
-activated. Standard library only (nats_lite.py speaks NATS).
+request to conversation.compact.requested with Nats-Msg-Id = request_id, asks
+Cairn's status service (cairn.svc.status) for an outcome it already recorded,
+and otherwise waits for the event with this request_id. The exit status is 0
+only for activated. Standard library only (nats_lite.py speaks NATS).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -27,6 +28,7 @@ SUBJECT_REQUESTED = "conversation.compact.requested"
 OUTCOME_KINDS = ("activated", "skipped", "failed")
 OUTCOME_SUBJECTS = ["conversation.compact." + k for k in OUTCOME_KINDS]
 EVENTS_STREAM = "COMPACT_EVENTS"
+SUBJECT_STATUS = "cairn.svc.status"
 
 
 def example_request(request_id=None, namespace=None):
@@ -46,22 +48,30 @@ def encode(request):
     return json.dumps(request, ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
-def publish_and_wait(nc, request, timeout=60.0):
+def publish_and_wait(nc, request, timeout=60.0, msg_id=True):
     """Publishes request and returns its outcome event (a dict), waiting at most
-    timeout seconds.
+    timeout seconds. msg_id=False publishes without Nats-Msg-Id.
 
     The subscription to the outcome subjects is made before the request is
-    published, so the outcome cannot be missed. A resend that the stream drops as
-    a duplicate (same Nats-Msg-Id inside its window) gets no new event: the outcome
-    of the original is read from the COMPACT_EVENTS stream instead."""
+    published, so no outcome published afterwards can be missed. An outcome
+    Cairn recorded before, the original's for a resend, is answered by the
+    status service: the events stream may have dropped the resend's event as a
+    duplicate of the original's (a resend without Nats-Msg-Id, or after the
+    request stream's duplicate window), so it would never arrive. Without the
+    service (an older Cairn) a resend the stream dropped reads the original's
+    outcome from the COMPACT_EVENTS stream."""
     deadline = time.monotonic() + timeout
+    body = encode(request)
     # The three subjects rather than conversation.compact.>: nats.conf lets a
     # producer subscribe to the outcomes only.
     sub = nc.subscribe(*OUTCOME_SUBJECTS)
     try:
         nc.flush()
-        ack = nc.jetstream_publish(SUBJECT_REQUESTED, encode(request), msg_id=request["request_id"])
-        if ack.get("duplicate"):
+        ack = nc.jetstream_publish(SUBJECT_REQUESTED, body, msg_id=request["request_id"] if msg_id else None)
+        recorded = recorded_outcome(nc, request["request_id"], body)
+        if recorded is not None:
+            return recorded
+        if ack.get("duplicate") and not has_status_service(nc):
             nc.unsubscribe(sub)
             sub = None
             return read_outcome(nc, request["request_id"], ack, deadline)
@@ -69,6 +79,42 @@ def publish_and_wait(nc, request, timeout=60.0):
     finally:
         if sub is not None:
             nc.unsubscribe(sub)
+
+
+def status(nc, request_id, body=None, timeout=5.0):
+    """Asks Cairn's status service what became of request_id. With body (the bytes
+    published), a request_id recorded with another body answers state
+    "conflict". Returns the reply: {"request_id", "state", "outcome"}, where
+    outcome is {"subject", "event_id", "event"} once the state is activated,
+    skipped or failed. An error reply raises NatsError with its code."""
+    query = {"request_id": request_id}
+    if body is not None:
+        query["content_hash"] = hashlib.sha256(body).hexdigest()
+    msg = nc.request(SUBJECT_STATUS, json.dumps(query).encode(), timeout=timeout)
+    if "Nats-Service-Error-Code" in msg.headers:
+        error = json.loads(msg.data)["error"]
+        raise nats_lite.NatsError("%s: %s %s" % (error["code"], error["message"], json.dumps(error["details"])))
+    return json.loads(msg.data)
+
+
+def recorded_outcome(nc, request_id, body):
+    """The outcome Cairn recorded for this request and body, or None (none yet,
+    or no status service answers)."""
+    try:
+        reply = status(nc, request_id, body)
+    except nats_lite.NatsError:
+        return None
+    outcome = reply.get("outcome")
+    return outcome["event"] if outcome else None
+
+
+def has_status_service(nc):
+    """Whether a Cairn status service answers on this connection."""
+    try:
+        status(nc, "probe-" + uuid.uuid4().hex)
+        return True
+    except nats_lite.NatsError:
+        return False
 
 
 def read_outcome(nc, request_id, ack, deadline):

@@ -45,6 +45,12 @@ const (
 	Internal                 = "internal_error"
 )
 
+// Codes of the answers of Cairn's NATS service (subjects.md, Service).
+const (
+	InvalidServiceRequest = "invalid_service_request"
+	LaneNotFound          = "lane_not_found"
+)
+
 // Error is a typed, user-visible failure.
 //
 // Code is stable and machine-readable; Message is human-readable; Details holds

@@ -180,6 +180,13 @@ func (s *Store) RestoreFromRecord(ctx context.Context, id string, payload json.R
 	if err != nil {
 		return nil, err
 	}
+	return RestoreFromCheckpoint(cp, id, payload)
+}
+
+// RestoreFromCheckpoint puts the checkpoint back into an event that cites
+// the checkpoint record of id, given the record as GetCheckpoint read it
+// (nil when there is none).
+func RestoreFromCheckpoint(cp *Checkpoint, id string, payload json.RawMessage) (json.RawMessage, error) {
 	if cp == nil || cp.IsMarker() {
 		return nil, errcode.WithDetails(errcode.Internal, "the checkpoint an event cites is not stored",
 			map[string]any{"checkpoint_id": id})

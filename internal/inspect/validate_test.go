@@ -1,0 +1,52 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/internal/lanegen"
+)
+
+func body(t *testing.T, edit func(map[string]any)) []byte {
+	t.Helper()
+	r := lanegen.Request(lanegen.RequestOptions{Lane: lanegen.Options{Events: 40, Seed: 3}, RequestID: "req-inspect"})
+	edit(r)
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Validate plans a compacting request up to its model call, names the
+// field of a bad one, and checks an events_object request without its
+// events only when it has no loader, saying so.
+func TestValidate(t *testing.T) {
+	ctx := context.Background()
+	v := Validate(ctx, body(t, func(map[string]any) {}), nil, time.Now())
+	if !v.OK || v.Status != engine.StatusCompacted || v.Summarize == nil || v.RequestID != "req-inspect" {
+		t.Fatalf("compacting request: %+v", v)
+	}
+	v = Validate(ctx, body(t, func(r map[string]any) { r["trigger"] = "sometimes" }), nil, time.Now())
+	if v.OK || v.Error == nil || v.Error.Details["field"] != "trigger" {
+		t.Fatalf("bad trigger: %+v", v)
+	}
+	object := func(r map[string]any) { delete(r, "events"); r["events_object"] = "lanes/one" }
+	v = Validate(ctx, body(t, object), nil, time.Now())
+	if !v.OK || v.Status != "" || v.EventsObject != "lanes/one" || len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "events_object") {
+		t.Fatalf("events_object without a loader: %+v", v)
+	}
+	loaded := false
+	load := func(context.Context, string) ([]engine.InputEvent, error) {
+		loaded = true
+		return nil, nil
+	}
+	v = Validate(ctx, body(t, object), load, time.Now())
+	if !loaded || v.OK {
+		t.Fatalf("events_object with a loader of no events: loaded %v, %+v", loaded, v)
+	}
+}
