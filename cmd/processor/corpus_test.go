@@ -78,6 +78,9 @@ func TestRequestCorpus(t *testing.T) {
 			t.Errorf("%s (%s): got %+v, label says %+v", name, c.Description, got, c.Expect)
 			continue
 		}
+		if _, listed := errcode.Rules[got.Rule]; !got.Valid && (got.Field == "" || !listed) {
+			t.Errorf("%s: a rejection must name its field and a rule of errcode.Rules: %+v", name, v.Error.Details)
+		}
 		agreed++
 	}
 	t.Logf("the processor agrees with %d of %d labels", agreed, len(cases))

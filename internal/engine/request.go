@@ -299,7 +299,7 @@ func checkTypes(fields []wireField, m map[string]any) error {
 func DecodeRequest(data []byte) (*Request, error) {
 	if len(data) > MaxRequestBytes {
 		return nil, errcode.WithDetails(errcode.PayloadTooLarge, "compaction request is too large",
-			map[string]any{"bytes": int64(len(data)), "limit": int64(MaxRequestBytes)})
+			map[string]any{"field": "$", "rule": "range", "bytes": int64(len(data)), "limit": int64(MaxRequestBytes)})
 	}
 	v, err := canonical.Decode(data)
 	if err != nil {

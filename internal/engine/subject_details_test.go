@@ -287,6 +287,9 @@ func TestErrorsNameTheirSubject(t *testing.T) {
 			if e.Details["field"] != c.field || e.Details["rule"] != c.rule {
 				t.Fatalf("details %v, want field %q rule %q", e.Details, c.field, c.rule)
 			}
+			if _, listed := errcode.Rules[c.rule]; !listed {
+				t.Errorf("rule %q is not in errcode.Rules", c.rule)
+			}
 			for k, want := range c.extra {
 				if got := e.Details[k]; !equalJSON(got, want) {
 					t.Errorf("details[%q] = %#v, want %#v (details %v)", k, got, want, e.Details)
