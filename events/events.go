@@ -73,7 +73,7 @@ type Header struct {
 	Kind      string `json:"kind" doc:"the event's kind"`
 	RequestID string `json:"request_id" doc:"the request this event answers"`
 	Correlation
-	OccurredAt time.Time `json:"occurred_at" doc:"when Cairn published the event: RFC 3339 in UTC with whole seconds, 2026-09-02T12:00:00Z" pattern:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"`
+	OccurredAt time.Time `json:"occurred_at" doc:"when Cairn published the event"`
 }
 
 // Activated is published when a checkpoint becomes a lane's active head.
@@ -140,7 +140,7 @@ type MemoryFlushed struct {
 	Duplicates     int       `json:"duplicates"`
 	Redacted       int       `json:"redacted"`
 	Extractor      string    `json:"extractor"`
-	OccurredAt     time.Time `json:"occurred_at" doc:"when Cairn published the event: RFC 3339 in UTC with whole seconds, 2026-09-02T12:00:00Z" pattern:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"`
+	OccurredAt     time.Time `json:"occurred_at" doc:"when Cairn published the event"`
 }
 
 // MemoryFailed is published when a harvest gave up. The compaction it came
@@ -153,5 +153,5 @@ type MemoryFailed struct {
 	HeadEntryID    string    `json:"head_entry_id"`
 	Scope          Scope     `json:"scope"`
 	Error          Error     `json:"error"`
-	OccurredAt     time.Time `json:"occurred_at" doc:"when Cairn published the event: RFC 3339 in UTC with whole seconds, 2026-09-02T12:00:00Z" pattern:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"`
+	OccurredAt     time.Time `json:"occurred_at" doc:"when Cairn published the event"`
 }

@@ -54,7 +54,23 @@ func Schemas() map[string]map[string]any {
 	add(schema("failed.json", SubjectFailed, Failed{}, kind(KindFailed)))
 	add(schema("memory-flushed.json", SubjectFlushed, MemoryFlushed{}, kind(KindMemoryFlush)))
 	add(schema("memory-failed.json", SubjectMemoryFailed, MemoryFailed{}, kind(KindMemoryFailed)))
+	for file, s := range out {
+		if p, ok := s["properties"].(map[string]any)["occurred_at"].(map[string]any); ok && file != "request.json" {
+			maps.Copy(p, eventTime())
+		}
+	}
 	return out
+}
+
+// eventTimePattern is the form of every timestamp Cairn writes in an
+// event (occurred_at, a checkpoint's created_at): RFC 3339 in UTC with
+// whole seconds, 2026-09-02T12:00:00Z.
+const eventTimePattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+
+// eventTime is the schema of occurred_at: a date-time of eventTimePattern.
+func eventTime() map[string]any {
+	return map[string]any{"description": "when Cairn published the event: RFC 3339 in UTC with whole seconds, 2026-09-02T12:00:00Z",
+		"pattern": eventTimePattern}
 }
 
 // generator knows the schemas that reflection cannot see: the semantic's
