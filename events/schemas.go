@@ -122,11 +122,11 @@ func describeRequest(props map[string]any) {
 	}
 	event := props["events"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)
 	maps.Copy(event["artifact_ids"].(map[string]any)["items"].(map[string]any), map[string]any{"minLength": 1, "maxLength": 200})
+	// Any JSON value is accepted in calls and in each call's arguments, so
+	// the shape is described, not typed (a typed items or properties would
+	// also need a type, which would refuse what Cairn accepts).
 	event["tool"].(map[string]any)["properties"] = map[string]any{"calls": map[string]any{
-		"description": "the calls of an assistant event: an array of {call_id, name, arguments}",
-		"items": map[string]any{"properties": map[string]any{"arguments": map[string]any{
-			"description": "the call's arguments, any JSON value: a string is sent to the model as it is (the JSON text of the arguments, as OpenAI writes them), any other value as its canonical JSON, null or absence as {}",
-		}}},
+		"description": "the calls of an assistant event: an array of {call_id, name, arguments}. arguments may be any JSON value: a string is sent to the model as it is (the JSON text of the arguments, as OpenAI writes them), any other value as its canonical JSON, null or absence as {}",
 	}}
 	profile := props["model_profile"].(map[string]any)
 	delete(profile, "additionalProperties") // members compaction does not read are ignored
