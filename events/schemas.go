@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/jsonschema"
 	"github.com/cairnhq/cairn/internal/semantic"
 )
@@ -33,6 +34,7 @@ func Schemas() map[string]map[string]any {
 		"anti_thrash":       nullable(g.Schema(reflect.TypeFor[AntiThrash]())),
 		"rehydration_state": map[string]any{"type": "object"},
 	})
+	describeRequest(request["properties"].(map[string]any))
 	// The lane comes inline or from the Object Store, never both.
 	request["oneOf"] = []any{
 		map[string]any{"required": []any{"events"}, "not": map[string]any{"required": []any{"events_object"}}},
@@ -64,7 +66,23 @@ func Schemas() map[string]map[string]any {
 	}
 	add(file, query)
 	add(schema("status-reply.json", SubjectStatus+" reply", StatusReply{}, nil))
+	for file, s := range out {
+		if p, ok := s["properties"].(map[string]any)["occurred_at"].(map[string]any); ok && file != "request.json" {
+			maps.Copy(p, eventTime())
+		}
+	}
 	return out
+}
+
+// eventTimePattern is the form of every timestamp Cairn writes in an
+// event (occurred_at, a checkpoint's created_at): RFC 3339 in UTC with
+// whole seconds, 2026-09-02T12:00:00Z.
+const eventTimePattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+
+// eventTime is the schema of occurred_at: a date-time of eventTimePattern.
+func eventTime() map[string]any {
+	return map[string]any{"description": "when Cairn published the event: RFC 3339 in UTC with whole seconds, 2026-09-02T12:00:00Z",
+		"pattern": eventTimePattern}
 }
 
 // generator knows the schemas that reflection cannot see: the semantic's
@@ -104,6 +122,35 @@ func checkpointSchema(g jsonschema.Generator) map[string]any {
 		map[string]any{"type": "array", "items": g.Schema(reflect.TypeFor[Usage]())},
 	}}})
 	return s
+}
+
+// describeRequest adds to the request's schema what the tags of shared
+// types cannot say: the name rule of the identities events echo (an
+// event's schema must not refuse a failed event that echoes a bad one),
+// the bounds of values inside lists and maps, and the shape of tool calls.
+func describeRequest(props map[string]any) {
+	for _, k := range []string{"thread_id", "run_agent_id", "checkpoint_namespace"} {
+		maps.Copy(props[k].(map[string]any), nameSchema())
+	}
+	event := props["events"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)
+	maps.Copy(event["artifact_ids"].(map[string]any)["items"].(map[string]any), map[string]any{"minLength": 1, "maxLength": 200})
+	// Any JSON value is accepted in calls and in each call's arguments, so
+	// the shape is described, not typed (a typed items or properties would
+	// also need a type, which would refuse what Cairn accepts).
+	event["tool"].(map[string]any)["properties"] = map[string]any{"calls": map[string]any{
+		"description": "the calls of an assistant event: an array of {call_id, name, arguments}. arguments may be any JSON value: a string is sent to the model as it is (the JSON text of the arguments, as OpenAI writes them), any other value as its canonical JSON, null or absence as {}",
+	}}
+	profile := props["model_profile"].(map[string]any)
+	delete(profile, "additionalProperties") // members compaction does not read are ignored
+	accounting := props["accounting"].(map[string]any)["anyOf"].([]any)[0].(map[string]any)["properties"].(map[string]any)
+	accounting["category_bytes"].(map[string]any)["additionalProperties"].(map[string]any)["minimum"] = 0
+}
+
+// nameSchema is engine.NameRule: 1..200 bytes of UTF-8 without control
+// characters. JSON Schema counts characters, so a name of more than 200
+// bytes but at most 200 characters passes the schema and not Cairn.
+func nameSchema() map[string]any {
+	return map[string]any{"minLength": 1, "maxLength": engine.MaxNameBytes, "pattern": `^[^\x00-\x1f\x7f-\x9f]*$`}
 }
 
 func nullable(s map[string]any) map[string]any {

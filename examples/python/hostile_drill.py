@@ -12,7 +12,8 @@ COMPACT_EVENTS stream. It prints:
 
 - cases: how many bad requests were sent;
 - typed: how many got exactly one stored outcome whose error code is one of Cairn's
-  (subjects.md, "Error codes");
+  (subjects.md, "Error codes") and whose details, when they name a rule, name one of
+  subjects.md's "Rules" and the field it applies to;
 - silent: how many got no stored outcome (must be 0);
 - doubled: how many got more than one (must be 0);
 - slowest: the longest time from publish to a case's outcome;
@@ -43,12 +44,33 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SUBJECTS_MD = os.path.join(HERE, "..", "..", "subjects.md")
 
 
-def known_codes():
-    """The error codes of subjects.md's table."""
+def section_tokens(title):
+    """The first-column tokens of the table in subjects.md's section of that title."""
     with open(SUBJECTS_MD, encoding="utf-8") as f:
         text = f.read()
-    section = text.split("## Error codes", 1)[1]
+    section = text.split("\n## " + title + "\n", 1)[1].split("\n## ", 1)[0]
     return set(re.findall(r"^\| `([a-z_]+)` \|", section, re.M))
+
+
+def known_codes():
+    """The error codes of subjects.md's table."""
+    return section_tokens("Error codes")
+
+
+def known_rules():
+    """The details.rule values of subjects.md's Rules table."""
+    return section_tokens("Rules")
+
+
+def well_typed(event, codes, rules):
+    """One outcome with a documented code, whose failure, when it names a
+    rule, names a documented one and the field it applies to."""
+    if outcome_codes(event) not in codes:
+        return False
+    details = event.get("error", {}).get("details") or {}
+    if "rule" not in details:
+        return True
+    return details["rule"] in rules and "field" in details
 
 
 class Case:
@@ -231,8 +253,8 @@ def drill(nc, timeout=60.0, settle=3.0):
             good_outcome = (event, at)
         elif event.get("request_id") in by_id:
             by_id[event["request_id"]].outcomes.append((event, at))
-    codes = known_codes() | {"activated", "skipped"}
-    typed = [c for c in cases if len(c.outcomes) == 1 and outcome_codes(c.outcomes[0][0]) in codes]
+    codes, rules = known_codes() | {"activated", "skipped"}, known_rules()
+    typed = [c for c in cases if len(c.outcomes) == 1 and well_typed(c.outcomes[0][0], codes, rules)]
     latency = {c.name: round(c.outcomes[0][1] - c.stored_at, 3) for c in cases if c.outcomes}
     return {
         "cases": len(cases),

@@ -77,6 +77,8 @@ func TestFloatFormat(t *testing.T) {
 		{10.0, "10.0"},
 		{1000.0, "1.0e3"},
 		{123000.0, "1.23e5"},
+		// The minus sign of a negative exponent counts in the cost of the
+		// scientific form (docs/canonical-json.md): 0.001 is the last decimal.
 		{0.001, "0.001"},
 		{0.001234, "0.001234"},
 		{0.0001234, "1.234e-4"},

@@ -43,13 +43,14 @@ func (p *Processor) loadEvents(ctx context.Context, req *envelope) (laneEvents, 
 			return laneEvents{}, err
 		}
 		if n, err = countArray(raw, maxEvents); err != nil {
-			return laneEvents{}, errcode.Wrap(errcode.InvalidRequest, "events must be an array", err)
+			e := errcode.Wrap(errcode.InvalidRequest, "events must be an array", err)
+			return laneEvents{}, e.With("field", "events_object").With("rule", "type").With("expected", "array")
 		}
 		lane.raw = raw
 	}
 	if n == 0 || n > maxEvents {
 		return laneEvents{}, errcode.WithDetails(errcode.InvalidRequest, "compaction event sequence is empty or oversized",
-			map[string]any{"count": n})
+			map[string]any{"field": "events", "rule": "range", "count": n, "min": 1, "max": maxEvents})
 	}
 	return lane, nil
 }
@@ -83,7 +84,7 @@ func countArray(raw []byte, limit int) (int, error) {
 func (p *Processor) readEventsObject(ctx context.Context, name string) (json.RawMessage, error) {
 	missing := func(err error) error {
 		return errcode.WithDetails(errcode.EventsObjectMissing, "events_object does not name a stored object",
-			map[string]any{"events_object": name, "cause": err.Error()})
+			map[string]any{"field": "events_object", "rule": "reference", "events_object": name, "cause": err.Error()})
 	}
 	if name == "" {
 		return nil, missing(errors.New("empty name"))
@@ -129,5 +130,5 @@ func (p *Processor) fetchEventsObject(ctx context.Context, name string) ([]byte,
 
 func tooLarge(name string, size, limit int64) error {
 	return errcode.WithDetails(errcode.PayloadTooLarge, "events_object exceeds the size limit",
-		map[string]any{"events_object": name, "bytes": size, "limit": limit})
+		map[string]any{"field": "events_object", "rule": "range", "events_object": name, "bytes": size, "limit": limit})
 }

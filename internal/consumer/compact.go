@@ -234,7 +234,7 @@ func (p *Processor) adoptPlan(d *delivery, stored *lanes.Checkpoint) (*lanes.Hea
 	if stored.RequestHash != d.contentHash() {
 		d.conflict = true
 		return nil, errcode.WithDetails(errcode.RequestIDConflict, "request_id was used with a different body",
-			map[string]any{"request_id": d.req.RequestID})
+			map[string]any{"field": "request_id", "rule": "unique", "request_id": d.req.RequestID})
 	}
 	return stored.Plan, nil
 }
@@ -297,7 +297,7 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 	if active != req.parent() && d.fast {
 		// Whether an earlier delivery activated this request is the
 		// ledger's question; firstDelivery asks it if the id has a record.
-		return false, staleHead(req, active, "parent_checkpoint_id is not the lane's active checkpoint")
+		return false, staleHead(req, active, "parent_checkpoint_id", "parent_checkpoint_id is not the lane's active checkpoint")
 	}
 	if active != req.parent() {
 		// A local summarizer's earlier delivery may have activated this
@@ -312,7 +312,7 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 			}
 			return true, p.activate(ctx, d, plan)
 		}
-		return false, staleHead(req, active, "parent_checkpoint_id is not the lane's active checkpoint")
+		return false, staleHead(req, active, "parent_checkpoint_id", "parent_checkpoint_id is not the lane's active checkpoint")
 	}
 	if req.PreviousSemantic != nil {
 		h, err := semanticHash(req.PreviousSemantic)
@@ -320,7 +320,7 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 			return false, err
 		}
 		if head == nil || h != head.SemanticHash {
-			return false, staleHead(req, active, "previous_semantic differs from the active checkpoint's")
+			return false, staleHead(req, active, "previous_semantic", "previous_semantic differs from the active checkpoint's")
 		}
 	}
 	return false, nil
@@ -366,8 +366,11 @@ func (p *Processor) fenceAssumedHead(ctx context.Context, d *delivery) (done boo
 	return p.checkFence(ctx, d, head)
 }
 
-func staleHead(req *envelope, active, why string) error {
+// staleHead is the stale_head failure of a request whose parent (or, with
+// field previous_semantic, whose summary) is not the lane's active head's.
+func staleHead(req *envelope, active, field, why string) error {
 	return errcode.WithDetails(errcode.StaleHead, why, map[string]any{
+		"field": field, "rule": "match",
 		"parent_checkpoint_id": idOrNull(req.parent()), "active_checkpoint_id": idOrNull(active),
 	})
 }
@@ -508,7 +511,7 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 			if d.headAssumed {
 				why = "parent_checkpoint_id is not the lane's active checkpoint" // as the fence says it
 			}
-			return staleHead(d.req, active, why)
+			return staleHead(d.req, active, "parent_checkpoint_id", why)
 		}
 		next := *plan
 		next.UpdatedAt = p.now()

@@ -26,7 +26,7 @@ func (p *Processor) decode(next handler) handler {
 		}
 		if d.msgID != "" && d.msgID != req.RequestID {
 			return errcode.WithDetails(errcode.InvalidRequest, "Nats-Msg-Id differs from request_id",
-				map[string]any{"nats_msg_id": d.msgID, "request_id": req.RequestID})
+				map[string]any{"field": "Nats-Msg-Id", "rule": "match", "nats_msg_id": d.msgID, "request_id": req.RequestID})
 		}
 		if err := checkRehydrationSize(req, p.maxPayload()); err != nil {
 			return err

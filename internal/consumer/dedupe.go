@@ -140,7 +140,7 @@ func (p *Processor) dedupeWithLedger(next handler) handler {
 		if entry.ContentHash != hash {
 			d.conflict = true
 			return errcode.WithDetails(errcode.RequestIDConflict, "request_id was used with a different body",
-				map[string]any{"request_id": d.req.RequestID})
+				map[string]any{"field": "request_id", "rule": "unique", "request_id": d.req.RequestID})
 		}
 		d.setEntry(entry, rev)
 		switch {

@@ -161,7 +161,7 @@ func semanticHash(v any) (string, error) {
 	}
 	h, err := canonical.Hash(s.Map())
 	if err != nil {
-		return "", errcode.Wrap(errcode.InvalidSemantic, "previous_semantic is not canonical JSON", err)
+		return "", errcode.Wrap(errcode.InvalidSemantic, "previous_semantic is not canonical JSON", err).With("field", "previous_semantic").With("rule", "canonical")
 	}
 	return h, nil
 }

@@ -139,12 +139,12 @@ func (e *envelope) check() error {
 		return err
 	}
 	if inline, object := e.Events != nil, e.EventsObject != nil; inline == object {
-		rule := "exclusive"
+		field, rule := "events_object", "exclusive"
 		if !inline {
-			rule = "required"
+			field, rule = "events", "required"
 		}
 		return errcode.WithDetails(errcode.InvalidRequest, "exactly one of events and events_object is required",
-			map[string]any{"fields": []any{"events", "events_object"}, "rule": rule})
+			map[string]any{"field": field, "fields": []any{"events", "events_object"}, "rule": rule})
 	}
 	if e.DeadlineAt != nil {
 		t, err := time.Parse(time.RFC3339, *e.DeadlineAt)
@@ -337,7 +337,7 @@ func checkRehydrationSize(req *envelope, maxPayload int64) error {
 		return nil
 	}
 	return errcode.WithDetails(errcode.PayloadTooLarge, "rehydration_state exceeds the size Cairn can store",
-		map[string]any{"field": "rehydration_state", "rule": fmt.Sprintf(rehydrationRuleFormatted, limit),
+		map[string]any{"field": "rehydration_state", "rule": "range", "expected": fmt.Sprintf(rehydrationRuleFormatted, limit),
 			"bytes": size, "limit": limit})
 }
 

@@ -60,6 +60,9 @@ func TestHostileInputEndsInOneStoredFailedEvent(t *testing.T) {
 		{"unknown field of 300 000 '<'", "h-lt", raw(with("h-lt", map[string]any{"@@": 1}), strings.Repeat("<", 300000)), errcode.InvalidRequest, "", false},
 		{"unknown field of 200 000 U+2028", "h-ls", raw(with("h-ls", map[string]any{"@@": 1}), strings.Repeat("\u2028", 200000)), errcode.InvalidRequest, "", false},
 		{"8 000 unknown fields", "h-many", with("h-many", manyFields(8000)), errcode.InvalidRequest, "", false},
+		{"Nats-Msg-Id differs from request_id", "h-other", with("h-mismatch", nil), errcode.InvalidRequest, "Nats-Msg-Id", false},
+		{"events: []", "h-empty", with("h-empty", map[string]any{"events": []any{}, "active_input_event_ids": nil}), errcode.InvalidRequest, "events", false},
+		{"events: {}", "h-events-map", with("h-events-map", map[string]any{"events": map[string]any{}, "active_input_event_ids": nil}), errcode.InvalidRequest, "events", false},
 		{"rehydration_state of 1 000 000 bytes", "h-rehy", with("h-rehy", map[string]any{"rehydration_state": map[string]any{"blob": strings.Repeat("x", 1000000-len(`{"blob":""}`))}}), errcode.PayloadTooLarge, "rehydration_state", false},
 	}
 	reconnects := nc.Stats().Reconnects
@@ -78,8 +81,11 @@ func TestHostileInputEndsInOneStoredFailedEvent(t *testing.T) {
 				t.Fatalf("retryable: %v", errObj["retryable"])
 			}
 			details, _ := errObj["details"].(map[string]any)
-			if c.field != "" && (details["field"] != c.field || details["rule"] == nil) {
-				t.Fatalf("details do not name field %q and its rule: %.500v", c.field, details)
+			if c.field != "" && details["field"] != c.field {
+				t.Fatalf("details do not name field %q: %.500v", c.field, details)
+			}
+			if rule, _ := details["rule"].(string); details["field"] == nil || errcode.Rules[rule] == "" {
+				t.Fatalf("details do not name a field and a rule of errcode.Rules: %.500v", details)
 			}
 			if took > hostileDeadline {
 				t.Fatalf("took %v, want under %v", took, hostileDeadline)

@@ -47,8 +47,9 @@ var profileNumberFields = []string{"max_input_tokens", "max_context_tokens", "ma
 
 // DecodeModelProfile reads a decoded JSON profile object. It never fails:
 // values the budget cannot use (a non-object profile, a non-string kind,
-// non-integer or null limits) make every later budget fail closed with
-// unknown_context_limit, in the order the contract checks them. Other keys
+// non-integer or null limits, a tokenizer that is not a string) make every
+// later budget fail closed with unknown_context_limit, in the order the
+// contract checks them. Other keys
 // (capabilities compaction does not read) are ignored.
 func DecodeModelProfile(v any) ModelProfile {
 	m, ok := v.(map[string]any)
@@ -83,8 +84,16 @@ func DecodeModelProfile(v any) ModelProfile {
 		}
 		*targets[i] = &n
 	}
-	if t, isString := m["tokenizer"].(string); isString && t != "" {
-		p.Tokenizer = &t
+	switch t := m["tokenizer"].(type) {
+	case nil:
+	case string:
+		if t != "" {
+			p.Tokenizer = &t
+		}
+	default:
+		if p.problem == nil {
+			p.problem = &limitProblem{limitSemanticsUnknown, "model_profile.tokenizer", "type"}
+		}
 	}
 	return p
 }

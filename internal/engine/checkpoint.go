@@ -82,7 +82,7 @@ type Checkpoint struct {
 	// usages, one per summary call (a repaired chunk is a nested list).
 	ProviderUsage    []any  `json:"provider_usage" doc:"usage of each summary call (a list for a repaired chunk); null when pruned"`
 	ValidationStatus string `json:"validation_status" doc:"always valid" enum:"valid"`
-	CreatedAt        string `json:"created_at" doc:"when the checkpoint was made (UTC, whole seconds); not part of checkpoint_hash"`
+	CreatedAt        string `json:"created_at" doc:"when the checkpoint was made: RFC 3339 in UTC with whole seconds; not part of checkpoint_hash" pattern:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"`
 
 	// semanticEncoding is Semantic's canonical encoding as the compaction
 	// that built the checkpoint made it, so that storing the checkpoint

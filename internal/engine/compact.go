@@ -572,7 +572,7 @@ func validateOutput(out any, src semantic.Sources) (*semantic.Semantic, *errcode
 		if e := errcode.As(err); e != nil {
 			return nil, e
 		}
-		return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output is invalid", err)
+		return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output is invalid", err).With("rule", "schema")
 	}
 	return sem, nil
 }
@@ -595,16 +595,16 @@ func decodeOutput(out any) (*semantic.Semantic, error) {
 	case json.RawMessage:
 		return decodeOutputText(x)
 	}
-	return nil, errcode.New(errcode.InvalidSemantic, "compaction output must be JSON data")
+	return nil, errcode.New(errcode.InvalidSemantic, "compaction output must be JSON data").With("rule", "json")
 }
 
 func decodeOutputText(b []byte) (*semantic.Semantic, error) {
 	v, err := canonical.Decode(b)
 	if errors.Is(err, canonical.ErrDuplicateKey) {
-		return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output has duplicate fields", err)
+		return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output has duplicate fields", err).With("rule", "json")
 	}
 	if err != nil {
-		return nil, errcode.Wrap(errcode.InvalidSemantic, "compaction output is not JSON", err)
+		return nil, errcode.Wrap(errcode.InvalidSemantic, "compaction output is not JSON", err).With("rule", "json")
 	}
 	return semantic.Parse(v)
 }
@@ -614,7 +614,7 @@ func decodeOutputText(b []byte) (*semantic.Semantic, error) {
 func redactSemantic(sem *semantic.Semantic) (*semantic.Semantic, error) {
 	redacted, _ := semantic.Redact(sem, redact.String)
 	if redacted == nil {
-		return nil, errcode.New(errcode.InvalidSemantic, "semantic output could not be redacted")
+		return nil, errcode.New(errcode.InvalidSemantic, "semantic output could not be redacted").With("rule", "canonical")
 	}
 	return redacted, nil
 }
@@ -845,7 +845,7 @@ func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, r
 	if sem != nil {
 		enc, err := c.encodeSemantic(sem)
 		if err != nil {
-			return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output is not canonical JSON", err)
+			return nil, errcode.Wrap(errcode.InvalidSemantic, "semantic output is not canonical JSON", err).With("rule", "canonical")
 		}
 		h := canonical.HashBytes(enc)
 		cp.SemanticHash = &h

@@ -39,23 +39,23 @@ const (
 // names are the wire names. Content, Tool, ArtifactIDs and Truncated are
 // covered by ContentHash; Provenance by ProvenanceSHA256.
 type InputEvent struct {
-	EventID             string         `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)"`
-	RunAgentID          string         `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
-	ChatSeq             int64          `json:"chat_seq" doc:"position in the conversation, > 0"`
-	LaneEventOrdinal    int64          `json:"lane_event_ordinal" doc:"position in the lane, > 0 and strictly increasing"`
-	CheckpointNamespace string         `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
+	EventID             string         `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)" minLength:"1" maxLength:"200"`
+	RunAgentID          string         `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane; the request's run_agent_id" minLength:"1" maxLength:"200"`
+	ChatSeq             int64          `json:"chat_seq" doc:"position in the conversation, > 0, never below an earlier event's" minimum:"1"`
+	LaneEventOrdinal    int64          `json:"lane_event_ordinal" doc:"position in the lane, > 0 and strictly increasing" minimum:"1"`
+	CheckpointNamespace string         `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes); the request's checkpoint_namespace" minLength:"1" maxLength:"200"`
 	Role                string         `json:"role" doc:"who wrote the event" enum:"user|assistant|tool"`
 	Provenance          any            `json:"provenance" doc:"any JSON value describing where the event came from"`
-	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty" doc:"canonical hash of provenance (docs/canonical-json.md); computed by Cairn when absent" pattern:"^[0-9a-f]{64}$"`
-	ContentHash         string         `json:"content_hash,omitempty" doc:"canonical hash of {artifact_ids, content, tool, truncated}; computed by Cairn when absent" pattern:"^[0-9a-f]{64}$"`
-	Content             *string        `json:"content" doc:"the event's text (at most 1 MiB) or null"`
+	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty" doc:"canonical hash of provenance (docs/canonical-json.md); computed by Cairn when absent or null" null:"true" pattern:"^[0-9a-f]{64}$"`
+	ContentHash         string         `json:"content_hash,omitempty" doc:"canonical hash of {artifact_ids, content, tool, truncated}; computed by Cairn when absent or null" null:"true" pattern:"^[0-9a-f]{64}$"`
+	Content             *string        `json:"content" required:"false" doc:"the event's text (at most 1 MiB of UTF-8), null or absent" maxLength:"1048576"`
 	Tool                map[string]any `json:"tool,omitempty" doc:"tool call or result metadata (call_id, name, ...), canonical JSON"`
-	ArtifactIDs         []string       `json:"artifact_ids,omitempty" doc:"ids of artifacts the event refers to (at most 128)"`
+	ArtifactIDs         []string       `json:"artifact_ids,omitempty" doc:"ids of artifacts the event refers to (at most 128, each 1..200 bytes)" maxItems:"128"`
 	Truncated           bool           `json:"truncated,omitempty" doc:"the producer already cut the content"`
 	Protected           bool           `json:"protected,omitempty" doc:"never cut or projected"`
 	// TokenCount, when set, is the caller's token estimate for the event; when
 	// nil the event costs the byte size of its canonical View.
-	TokenCount *int64 `json:"token_count,omitempty" doc:"the producer's own token count of the event, used instead of Cairn's"`
+	TokenCount *int64 `json:"token_count,omitempty" doc:"the producer's own token count of the event, used instead of Cairn's" minimum:"0"`
 }
 
 var eventFields = jsonKeys(reflect.TypeFor[InputEvent]())
@@ -69,16 +69,25 @@ var requiredEventFields = []string{"event_id", "run_agent_id", "chat_seq", "lane
 
 // fieldError is an invalid_compaction_event naming the event and the field
 // that broke the rule, so a producer can find it in a long lane.
-func (e InputEvent) fieldError(field, message string) *errcode.Error {
+func (e InputEvent) fieldError(field, rule, message string) *errcode.Error {
 	return errcode.WithDetails(errcode.InvalidEvent, message, map[string]any{
-		"event_id": e.EventID, "field": field, "rule": message,
+		"event_id": e.EventID, "field": field, "rule": rule,
 	})
+}
+
+// hashMemberRule is the rule a hash member that optionalString refused broke:
+// pattern for a string (the empty one), type for any other value.
+func hashMemberRule(v any) string {
+	if _, isString := v.(string); isString {
+		return "pattern"
+	}
+	return "type"
 }
 
 // hashMismatch is fieldError for a hash that does not match what the event
 // hashes to, with both values.
-func (e InputEvent) hashMismatch(field, message string, expected hexSum, received string) *errcode.Error {
-	err := e.fieldError(field, message)
+func (e InputEvent) hashMismatch(field, rule, message string, expected hexSum, received string) *errcode.Error {
+	err := e.fieldError(field, rule, message)
 	err.Details["expected"], err.Details["received"] = string(expected[:]), received
 	return err
 }
@@ -181,56 +190,56 @@ func mapOrNil(m map[string]any) any {
 func (e InputEvent) Validate() error {
 	switch {
 	case !isID(e.EventID):
-		return e.fieldError("event_id", "event identities are invalid")
+		return e.fieldError("event_id", "range", "event identities are invalid")
 	case !isID(e.RunAgentID):
-		return e.fieldError("run_agent_id", "event identities are invalid")
+		return e.fieldError("run_agent_id", "range", "event identities are invalid")
 	case e.ChatSeq <= 0:
-		return e.fieldError("chat_seq", "chat sequence is invalid")
+		return e.fieldError("chat_seq", "range", "chat sequence is invalid")
 	case e.LaneEventOrdinal <= 0:
-		return e.fieldError("lane_event_ordinal", "lane ordinal is invalid")
+		return e.fieldError("lane_event_ordinal", "range", "lane ordinal is invalid")
 	case !isNamespace(e.CheckpointNamespace):
-		return e.fieldError("checkpoint_namespace", "checkpoint namespace is invalid")
+		return e.fieldError("checkpoint_namespace", "range", "checkpoint namespace is invalid")
 	case e.Role != RoleUser && e.Role != RoleAssistant && e.Role != RoleTool:
-		return e.fieldError("role", "event role is invalid")
+		return e.fieldError("role", "enum", "event role is invalid")
 	}
 	provenanceHash, err := provenanceSum(e.Provenance)
 	switch {
 	case err != nil:
-		return e.fieldError("provenance", "event provenance is invalid")
+		return e.fieldError("provenance", "canonical", "event provenance is invalid")
 	case !isHash64(e.ProvenanceSHA256):
-		return e.fieldError("provenance_sha256", "event hashes are invalid")
+		return e.fieldError("provenance_sha256", "pattern", "event hashes are invalid")
 	case !isHash64(e.ContentHash):
-		return e.fieldError("content_hash", "event hashes are invalid")
+		return e.fieldError("content_hash", "pattern", "event hashes are invalid")
 	case !provenanceHash.matches(e.ProvenanceSHA256):
-		return e.hashMismatch("provenance_sha256", "provenance hash does not match", provenanceHash, e.ProvenanceSHA256)
+		return e.hashMismatch("provenance_sha256", "hash", "provenance hash does not match", provenanceHash, e.ProvenanceSHA256)
 	}
 	return e.validateContent()
 }
 
 func (e InputEvent) validateContent() error {
 	if e.Content != nil && (len(*e.Content) > MaxContentBytes || !utf8.ValidString(*e.Content)) {
-		return e.fieldError("content", "event content is invalid")
+		return e.fieldError("content", "range", "event content is invalid")
 	}
 	hash, err := contentSum(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
 	if errors.Is(err, errToolNotCanonical) {
-		return e.fieldError("tool", "event tool projection is invalid")
+		return e.fieldError("tool", "canonical", "event tool projection is invalid")
 	}
 	if len(e.ArtifactIDs) > MaxEventArtifactIDs {
-		return e.fieldError("artifact_ids", "event artifact IDs are invalid")
+		return e.fieldError("artifact_ids", "range", "event artifact IDs are invalid")
 	}
 	for _, id := range e.ArtifactIDs {
 		if !isID(id) {
-			return e.fieldError("artifact_ids", "event artifact IDs are invalid")
+			return e.fieldError("artifact_ids", "range", "event artifact IDs are invalid")
 		}
 	}
 	if err != nil {
-		return e.fieldError("content_hash", "content hash does not match")
+		return e.fieldError("content_hash", "canonical", "content hash does not match")
 	}
 	if !hash.matches(e.ContentHash) {
-		return e.hashMismatch("content_hash", "content hash does not match", hash, e.ContentHash)
+		return e.hashMismatch("content_hash", "hash", "content hash does not match", hash, e.ContentHash)
 	}
 	if e.TokenCount != nil && *e.TokenCount < 0 {
-		return e.fieldError("token_count", "event token count is invalid")
+		return e.fieldError("token_count", "range", "event token count is invalid")
 	}
 	return nil
 }
@@ -336,7 +345,7 @@ func decodeEventShape(v any) (InputEvent, error) {
 	}
 	if unknown := unknownKeys(m, eventFields); len(unknown) > 0 {
 		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "unknown event fields", map[string]any{
-			"event_id": m["event_id"], "field": TruncateUTF8(unknown[0], maxListedNameSize), "rule": "unknown event fields",
+			"event_id": m["event_id"], "field": TruncateUTF8(unknown[0], maxListedNameSize), "rule": "unknown",
 			"fields": stringsToAny(unknown),
 		})
 	}
@@ -348,7 +357,7 @@ func decodeEventShape(v any) (InputEvent, error) {
 	}
 	if len(missing) > 0 {
 		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "required event fields are missing",
-			map[string]any{"event_id": m["event_id"], "field": missing[0], "rule": "required event fields are missing",
+			map[string]any{"event_id": m["event_id"], "field": missing[0], "rule": "required",
 				"missing_fields": stringsToAny(missing)})
 	}
 	e, err := eventFromMap(m)
@@ -366,29 +375,29 @@ func eventFromMap(m map[string]any) (InputEvent, error) {
 	e.EventID, ok1 = m["event_id"].(string)
 	e.RunAgentID, ok2 = m["run_agent_id"].(string)
 	if !ok1 {
-		return e, e.fieldError("event_id", "event identities are invalid")
+		return e, e.fieldError("event_id", "type", "event identities are invalid")
 	}
 	if !ok2 {
-		return e, e.fieldError("run_agent_id", "event identities are invalid")
+		return e, e.fieldError("run_agent_id", "type", "event identities are invalid")
 	}
 	if e.ChatSeq, ok1 = canonical.Int(m["chat_seq"]); !ok1 {
-		return e, e.fieldError("chat_seq", "chat sequence is invalid")
+		return e, e.fieldError("chat_seq", "type", "chat sequence is invalid")
 	}
 	if e.LaneEventOrdinal, ok1 = canonical.Int(m["lane_event_ordinal"]); !ok1 {
-		return e, e.fieldError("lane_event_ordinal", "lane ordinal is invalid")
+		return e, e.fieldError("lane_event_ordinal", "type", "lane ordinal is invalid")
 	}
 	if e.CheckpointNamespace, ok1 = m["checkpoint_namespace"].(string); !ok1 {
-		return e, e.fieldError("checkpoint_namespace", "checkpoint namespace is invalid")
+		return e, e.fieldError("checkpoint_namespace", "type", "checkpoint namespace is invalid")
 	}
 	if e.Role, ok1 = m["role"].(string); !ok1 {
-		return e, e.fieldError("role", "event role is invalid")
+		return e, e.fieldError("role", "type", "event role is invalid")
 	}
 	e.Provenance = m["provenance"]
 	if e.ProvenanceSHA256, ok1 = optionalString(m, "provenance_sha256"); !ok1 {
-		return e, e.fieldError("provenance_sha256", "event hashes are invalid")
+		return e, e.fieldError("provenance_sha256", hashMemberRule(m["provenance_sha256"]), "event hashes are invalid")
 	}
 	if e.ContentHash, ok2 = optionalString(m, "content_hash"); !ok2 {
-		return e, e.fieldError("content_hash", "event hashes are invalid")
+		return e, e.fieldError("content_hash", hashMemberRule(m["content_hash"]), "event hashes are invalid")
 	}
 	return e, eventContentFromMap(&e, m)
 }
@@ -411,7 +420,7 @@ func (e *InputEvent) fillOmittedHashes() error {
 	if e.ProvenanceSHA256 == "" {
 		sum, err := provenanceSum(e.Provenance)
 		if err != nil {
-			return e.fieldError("provenance", "event provenance is invalid")
+			return e.fieldError("provenance", "canonical", "event provenance is invalid")
 		}
 		e.ProvenanceSHA256 = string(sum[:])
 	}
@@ -421,7 +430,7 @@ func (e *InputEvent) fillOmittedHashes() error {
 			if verr := e.validateContent(); verr != nil {
 				return verr // the content or tool is what is wrong
 			}
-			return e.fieldError("content_hash", "content hash does not match")
+			return e.fieldError("content_hash", "canonical", "content hash does not match")
 		}
 		e.ContentHash = string(sum[:])
 	}
@@ -434,19 +443,19 @@ func eventContentFromMap(e *InputEvent, m map[string]any) error {
 	case string:
 		e.Content = &c
 	default:
-		return e.fieldError("content", "event content is invalid")
+		return e.fieldError("content", "type", "event content is invalid")
 	}
 	switch t := m["tool"].(type) {
 	case nil:
 	case map[string]any:
 		e.Tool = t
 	default:
-		return e.fieldError("tool", "event tool projection is invalid")
+		return e.fieldError("tool", "type", "event tool projection is invalid")
 	}
 	if raw, present := m["artifact_ids"]; present && raw != nil {
 		ids, ok := asStringList(raw)
 		if !ok {
-			return e.fieldError("artifact_ids", "event artifact IDs are invalid")
+			return e.fieldError("artifact_ids", "type", "event artifact IDs are invalid")
 		}
 		e.ArtifactIDs = ids
 	}
@@ -458,15 +467,15 @@ func eventContentFromMap(e *InputEvent, m map[string]any) error {
 		e.Protected, ok2 = raw.(bool)
 	}
 	if !ok1 {
-		return e.fieldError("truncated", "event flags are invalid")
+		return e.fieldError("truncated", "type", "event flags are invalid")
 	}
 	if !ok2 {
-		return e.fieldError("protected", "event flags are invalid")
+		return e.fieldError("protected", "type", "event flags are invalid")
 	}
 	if raw, present := m["token_count"]; present && raw != nil {
 		n, ok := canonical.Int(raw)
 		if !ok {
-			return e.fieldError("token_count", "event token count is invalid")
+			return e.fieldError("token_count", "type", "event token count is invalid")
 		}
 		e.TokenCount = &n
 	}

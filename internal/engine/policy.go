@@ -92,10 +92,11 @@ func DefaultPolicy() Policy {
 }
 
 // policyFieldError is an invalid_compaction_policy naming the field (as its
-// path in the request, "policy.<name>"), the rule it broke and the value.
-func policyFieldError(message, name, rule string, value any) *errcode.Error {
+// path in the request, "policy.<name>"), the rule it broke (a token of
+// errcode.Rules), what the field must hold, in words, and the value.
+func policyFieldError(message, name, rule, expected string, value any) *errcode.Error {
 	return errcode.WithDetails(errcode.InvalidPolicy, message, map[string]any{
-		"field": "policy." + name, "rule": rule, "value": echoValue(value),
+		"field": "policy." + name, "rule": rule, "expected": expected, "value": echoValue(value),
 	})
 }
 
@@ -121,8 +122,10 @@ func echoValue(v any) any {
 }
 
 const (
-	ruleRatio    = "a number with 0 < value < 1"
-	rulePositive = "an integer > 0"
+	ratioBounds    = "a number with 0 < value < 1"
+	positiveBounds = "an integer > 0"
+	modeValues     = `"portable" or "native"`
+	modelBounds    = "a string of 1..200 bytes"
 )
 
 // Validate checks the policy in the contract's order (version, enabled, mode,
@@ -130,26 +133,26 @@ const (
 func (p Policy) Validate() error {
 	switch {
 	case p.Version != 1:
-		return policyFieldError("compaction policy is invalid", "version", "must equal 1", p.Version)
+		return policyFieldError("compaction policy is invalid", "version", "enum", "1", p.Version)
 	case p.Mode != ModePortable && p.Mode != ModeNative:
-		return policyFieldError("invalid mode", "mode", `"portable" or "native"`, p.Mode)
+		return policyFieldError("invalid mode", "mode", "enum", modeValues, p.Mode)
 	case !isID(p.Model):
-		return policyFieldError("invalid model", "model", "a string of 1..200 bytes", p.Model)
+		return policyFieldError("invalid model", "model", "range", modelBounds, p.Model)
 	}
 	if err := p.checkRatios(); err != nil {
 		return err
 	}
 	switch {
 	case p.RecentTailMaxTokens < p.RecentTailMinTokens:
-		return policyFieldError("compaction ranges are invalid", "recent_tail_max_tokens",
+		return policyFieldError("compaction ranges are invalid", "recent_tail_max_tokens", "order",
 			"recent_tail_max_tokens >= recent_tail_min_tokens", p.RecentTailMaxTokens)
 	case p.SummaryOutputMaxTokens < p.SummaryOutputMinTokens:
-		return policyFieldError("compaction ranges are invalid", "summary_output_max_tokens",
+		return policyFieldError("compaction ranges are invalid", "summary_output_max_tokens", "order",
 			"summary_output_max_tokens >= summary_output_min_tokens", p.SummaryOutputMaxTokens)
 	}
 	for _, n := range p.counts() {
 		if *n.value <= 0 {
-			return policyFieldError("compaction limits must be positive integers", n.name, rulePositive, *n.value)
+			return policyFieldError("compaction limits must be positive integers", n.name, "range", positiveBounds, *n.value)
 		}
 	}
 	return nil
@@ -160,14 +163,14 @@ func (p Policy) checkRatios() error {
 	const message = "compaction ratios are invalid"
 	for _, r := range p.ratios() {
 		if !(*r.value > 0 && *r.value < 1) {
-			return policyFieldError(message, r.name, ruleRatio, *r.value)
+			return policyFieldError(message, r.name, "range", ratioBounds, *r.value)
 		}
 	}
 	switch {
 	case p.PruneReleaseRatio >= p.TriggerRatio:
-		return policyFieldError(message, "prune_release_ratio", "prune_release_ratio < trigger_ratio", p.PruneReleaseRatio)
+		return policyFieldError(message, "prune_release_ratio", "order", "prune_release_ratio < trigger_ratio", p.PruneReleaseRatio)
 	case p.PostCompactionTargetRatio > p.PruneReleaseRatio:
-		return policyFieldError(message, "post_compaction_target_ratio",
+		return policyFieldError(message, "post_compaction_target_ratio", "order",
 			"post_compaction_target_ratio <= prune_release_ratio", p.PostCompactionTargetRatio)
 	}
 	return nil
@@ -234,27 +237,31 @@ func (p *Policy) overlay(m map[string]any) error {
 	if raw, ok := m["version"]; ok {
 		f, isNum := canonical.Float(raw)
 		if !isNum || f != 1 { // 1.0 is accepted like 1
-			return policyFieldError("compaction policy is invalid", "version", "must equal 1", raw)
+			rule := "enum"
+			if !isNum {
+				rule = "type"
+			}
+			return policyFieldError("compaction policy is invalid", "version", rule, "1", raw)
 		}
 	}
 	if raw, ok := m["enabled"]; ok {
 		b, isBool := raw.(bool)
 		if !isBool {
-			return policyFieldError("compaction policy is invalid", "enabled", "a boolean", raw)
+			return policyFieldError("compaction policy is invalid", "enabled", "type", "a boolean", raw)
 		}
 		p.Enabled = b
 	}
 	if raw, ok := m["mode"]; ok {
 		s, isString := raw.(string)
 		if !isString {
-			return policyFieldError("invalid mode", "mode", `"portable" or "native"`, raw)
+			return policyFieldError("invalid mode", "mode", "type", modeValues, raw)
 		}
 		p.Mode = s
 	}
 	if raw, ok := m["model"]; ok {
 		s, isString := raw.(string)
 		if !isString {
-			return policyFieldError("invalid model", "model", "a string of 1..200 bytes", raw)
+			return policyFieldError("invalid model", "model", "type", modelBounds, raw)
 		}
 		p.Model = s
 	}
@@ -262,7 +269,7 @@ func (p *Policy) overlay(m map[string]any) error {
 		if raw, ok := m[r.name]; ok {
 			f, isNum := canonical.Float(raw)
 			if !isNum {
-				return policyFieldError("compaction ratios are invalid", r.name, ruleRatio, raw)
+				return policyFieldError("compaction ratios are invalid", r.name, "type", ratioBounds, raw)
 			}
 			*r.value = f
 		}
@@ -271,7 +278,7 @@ func (p *Policy) overlay(m map[string]any) error {
 		if raw, ok := m[c.name]; ok {
 			n, isInt := canonical.Int(raw)
 			if !isInt {
-				return policyFieldError("compaction limits must be positive integers", c.name, rulePositive, raw)
+				return policyFieldError("compaction limits must be positive integers", c.name, "type", positiveBounds, raw)
 			}
 			*c.value = n
 		}

@@ -12,18 +12,18 @@ import (
 // rule it broke, so the producer sees which value to change.
 func TestPolicyErrorsNameTheField(t *testing.T) {
 	cases := []struct {
-		policy, field, rule string
+		policy, field, rule, expected string
 	}{
-		{`{"trigger_ratio":1.5}`, "policy.trigger_ratio", ruleRatio},
-		{`{"trigger_ratio":"high"}`, "policy.trigger_ratio", ruleRatio},
-		{`{"prune_release_ratio":0.9}`, "policy.prune_release_ratio", "prune_release_ratio < trigger_ratio"},
-		{`{"post_compaction_target_ratio":0.8}`, "policy.post_compaction_target_ratio", "post_compaction_target_ratio <= prune_release_ratio"},
-		{`{"recent_tail_max_tokens":10}`, "policy.recent_tail_max_tokens", "recent_tail_max_tokens >= recent_tail_min_tokens"},
-		{`{"semantic_max_bytes":0}`, "policy.semantic_max_bytes", rulePositive},
-		{`{"provider_timeout_ms":1.5}`, "policy.provider_timeout_ms", rulePositive},
-		{`{"mode":"turbo"}`, "policy.mode", `"portable" or "native"`},
-		{`{"version":2}`, "policy.version", "must equal 1"},
-		{`{"enabled":"yes"}`, "policy.enabled", "a boolean"},
+		{`{"trigger_ratio":1.5}`, "policy.trigger_ratio", "range", ratioBounds},
+		{`{"trigger_ratio":"high"}`, "policy.trigger_ratio", "type", ratioBounds},
+		{`{"prune_release_ratio":0.9}`, "policy.prune_release_ratio", "order", "prune_release_ratio < trigger_ratio"},
+		{`{"post_compaction_target_ratio":0.8}`, "policy.post_compaction_target_ratio", "order", "post_compaction_target_ratio <= prune_release_ratio"},
+		{`{"recent_tail_max_tokens":10}`, "policy.recent_tail_max_tokens", "order", "recent_tail_max_tokens >= recent_tail_min_tokens"},
+		{`{"semantic_max_bytes":0}`, "policy.semantic_max_bytes", "range", positiveBounds},
+		{`{"provider_timeout_ms":1.5}`, "policy.provider_timeout_ms", "type", positiveBounds},
+		{`{"mode":"turbo"}`, "policy.mode", "enum", `"portable" or "native"`},
+		{`{"version":2}`, "policy.version", "enum", "1"},
+		{`{"enabled":"yes"}`, "policy.enabled", "type", "a boolean"},
 	}
 	for _, c := range cases {
 		var p Policy
@@ -33,8 +33,8 @@ func TestPolicyErrorsNameTheField(t *testing.T) {
 			t.Errorf("%s: err = %v, want %s", c.policy, err, errcode.InvalidPolicy)
 			continue
 		}
-		if e.Details["field"] != c.field || e.Details["rule"] != c.rule {
-			t.Errorf("%s: details = %v, want field %s rule %q", c.policy, e.Details, c.field, c.rule)
+		if e.Details["field"] != c.field || e.Details["rule"] != c.rule || e.Details["expected"] != c.expected {
+			t.Errorf("%s: details = %v, want field %s rule %q expected %q", c.policy, e.Details, c.field, c.rule, c.expected)
 		}
 	}
 }

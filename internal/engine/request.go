@@ -27,9 +27,9 @@ const MaxRequestBytes = 256 << 20
 // request (subjects.md, Token accounting). All of it applies to the initial
 // budget only, except Method and ProfileHash, which every budget uses.
 type Accounting struct {
-	Method                string           `json:"method,omitempty" doc:"how tokens are counted; absent means conservative_utf8" enum:"conservative_utf8|local_tokenizer_v1|reported_usage_delta_v2"`
+	Method                string           `json:"method,omitempty" doc:"how tokens are asked to be counted: local_tokenizer_v1 or reported_usage_delta_v2 ask for those methods; any other string, null or absence means conservative_utf8" null:"true"`
 	ProfileHash           *string          `json:"profile_hash,omitempty" doc:"hash of the tokenizer profile the counts stand on, or null" pattern:"^[0-9a-f]{64}$"`
-	ReportedInputTokens   int64            `json:"reported_input_tokens,omitempty" doc:"input tokens the provider reported for the lane's last call" minimum:"0"`
+	ReportedInputTokens   int64            `json:"reported_input_tokens,omitempty" doc:"input tokens the provider reported for the lane's last call" null:"true" minimum:"0"`
 	CategoryBytes         map[string]int64 `json:"category_bytes,omitempty" doc:"bytes of the request outside the lane's events, by category (system prompt, tools, ...); each >= 0"`
 	ReportedUsageBaseline any              `json:"reported_usage_baseline,omitempty" doc:"the reported usage the delta of reported_usage_delta_v2 starts from; passed through"`
 	ComponentDescriptors  any              `json:"component_descriptors,omitempty" doc:"descriptions of the request's other components; passed through"`
@@ -37,8 +37,8 @@ type Accounting struct {
 
 // Scope is where facts harvested from a compaction are stored.
 type Scope struct {
-	Kind string `json:"kind" doc:"the kind of scope, e.g. thread, project or user (1..200 bytes)"`
-	ID   string `json:"id" doc:"the scope's id (1..200 bytes)"`
+	Kind string `json:"kind" doc:"the kind of scope, e.g. thread, project or user (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
+	ID   string `json:"id" doc:"the scope's id (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
 }
 
 // Correlation is what Cairn echoes from a request into every event it
@@ -47,9 +47,9 @@ type Scope struct {
 // here is accepted in a request, type-checked and echoed with no other edit.
 // request_id is not here: a failed event may name a substitute.
 type Correlation struct {
-	ThreadID            string `json:"thread_id" doc:"the conversation"`
-	RunAgentID          string `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
-	CheckpointNamespace string `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes)"`
+	ThreadID            string `json:"thread_id" doc:"the conversation (a name)"`
+	RunAgentID          string `json:"run_agent_id" doc:"the agent (a name); with checkpoint_namespace it names the lane"`
+	CheckpointNamespace string `json:"checkpoint_namespace" doc:"the lane within the agent (a name)"`
 }
 
 // WireRequest is the body of conversation.compact.requested as a producer
@@ -60,32 +60,32 @@ type Correlation struct {
 // RehydrationState and PreviousSemantic are passed through as JSON.
 type WireRequest struct {
 	V         int    `json:"v" doc:"wire version, always 1"`
-	RequestID string `json:"request_id" doc:"the request's id (1..200 bytes); becomes the checkpoint id; reuse it only to resend the same body"`
+	RequestID string `json:"request_id" doc:"the request's id (a name: 1..200 bytes of UTF-8 without control characters); becomes the checkpoint id; reuse it only to resend the same body" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
 	Trigger   string `json:"trigger" doc:"why the compaction is asked for" enum:"auto|manual|overflow|model_switch_preflight"`
 	Correlation
-	RunID                    string          `json:"run_id" doc:"the run within the conversation"`
-	RootTurnID               string          `json:"root_turn_id" doc:"the user turn that started the run"`
-	ProviderConnectionID     string          `json:"provider_connection_id" doc:"the model connection the lane is sent through"`
+	RunID                    string          `json:"run_id" doc:"the run within the conversation (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
+	RootTurnID               string          `json:"root_turn_id" doc:"the user turn that started the run (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
+	ProviderConnectionID     string          `json:"provider_connection_id" doc:"the model connection the lane is sent through (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
 	DestinationIdentityHash  string          `json:"destination_identity_hash" doc:"hash identifying the destination model and account" pattern:"^[0-9a-f]{64}$"`
-	ParentCheckpointID       *string         `json:"parent_checkpoint_id,omitempty" doc:"the lane's active checkpoint; absent or null for a new lane. A request naming another fails with stale_head"`
+	ParentCheckpointID       *string         `json:"parent_checkpoint_id,omitempty" doc:"the lane's active checkpoint (a name); absent or null for a new lane. A request naming another fails with stale_head" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
 	ModelProfile             ModelProfile    `json:"model_profile" doc:"the context window of the model the lane is sent to"`
-	RequestedMaxOutputTokens int64           `json:"requested_max_output_tokens,omitempty" doc:"output tokens the next model call asks for"`
-	RenderedRequestBytes     *int64          `json:"rendered_request_bytes,omitempty" doc:"byte length of the provider request the application would send"`
-	Render                   string          `json:"render,omitempty" doc:"how events are rendered for counting" enum:"canonical_v1|openai_chat_v1"`
-	Events                   []InputEvent    `json:"events,omitempty" doc:"the lane, oldest first (1..10000 events); or events_object"`
-	EventsObject             string          `json:"events_object,omitempty" doc:"name of an object in the cairn_lanes Object Store holding the events array"`
-	ActiveInputEventIDs      []string        `json:"active_input_event_ids,omitempty" doc:"ids of the events of the current input; kept verbatim"`
+	RequestedMaxOutputTokens int64           `json:"requested_max_output_tokens,omitempty" doc:"output tokens the next model call asks for" null:"true" minimum:"0"`
+	RenderedRequestBytes     *int64          `json:"rendered_request_bytes,omitempty" doc:"byte length of the provider request the application would send" minimum:"0"`
+	Render                   string          `json:"render,omitempty" doc:"how events are rendered for counting; absent or null means canonical_v1" null:"true" enum:"canonical_v1|openai_chat_v1"`
+	Events                   []InputEvent    `json:"events,omitempty" doc:"the lane, oldest first (1..10000 events); or events_object" null:"false" minItems:"1" maxItems:"10000"`
+	EventsObject             string          `json:"events_object,omitempty" doc:"name of an object in the cairn_lanes Object Store holding the events array (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
+	ActiveInputEventIDs      []string        `json:"active_input_event_ids,omitempty" doc:"ids of the events of the current input, each an event_id of the lane, none twice; kept verbatim" uniqueItems:"true"`
 	PreviousSemantic         json.RawMessage `json:"previous_semantic,omitempty" doc:"the active checkpoint's semantic summary, or null"`
 	RehydrationState         json.RawMessage `json:"rehydration_state" doc:"exact continuation data, copied verbatim into the checkpoint"`
 	Policy                   json.RawMessage `json:"policy,omitempty" doc:"compaction policy; may be omitted, and omitted fields take their defaults"`
-	Focus                    *string         `json:"focus,omitempty" doc:"what the summary should emphasise (at most 2000 bytes)"`
-	StructuralPressure       bool            `json:"structural_pressure,omitempty" doc:"an auto request with structural pressure is never skipped by the token trigger"`
+	Focus                    *string         `json:"focus,omitempty" doc:"what the summary should emphasise (at most 2000 bytes)" maxLength:"2000"`
+	StructuralPressure       bool            `json:"structural_pressure,omitempty" doc:"an auto request with structural pressure is never skipped by the token trigger" null:"true"`
 	Accounting               json.RawMessage `json:"accounting,omitempty" doc:"the producer's token accounting (method, profile_hash, reported_input_tokens, ...)"`
 	// AntiThrash is the lane's automatic-compaction state. The service keeps
 	// it in the lane head and ignores this field; `processor compact` reads it.
 	AntiThrash               json.RawMessage `json:"anti_thrash,omitempty"`
-	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction,omitempty" doc:"tokens added since the last compaction; feeds the anti-thrash state"`
-	DeadlineAt               *time.Time      `json:"deadline_at,omitempty" doc:"Cairn stops waiting for the model at this time (deadline_exceeded)"`
+	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction,omitempty" doc:"tokens added since the last compaction; feeds the anti-thrash state" minimum:"0"`
+	DeadlineAt               *time.Time      `json:"deadline_at,omitempty" doc:"Cairn stops waiting for the model at this time (deadline_exceeded); RFC 3339 with an upper-case T and a Z or ±hh:mm offset" pattern:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"`
 	Scope                    *Scope          `json:"scope,omitempty" doc:"where harvested facts go; default {kind: thread, id: thread_id}"`
 	Harvest                  *bool           `json:"harvest,omitempty" doc:"harvest facts from what a compaction cut (default true)"`
 }
@@ -299,7 +299,7 @@ func checkTypes(fields []wireField, m map[string]any) error {
 func DecodeRequest(data []byte) (*Request, error) {
 	if len(data) > MaxRequestBytes {
 		return nil, errcode.WithDetails(errcode.PayloadTooLarge, "compaction request is too large",
-			map[string]any{"bytes": int64(len(data)), "limit": int64(MaxRequestBytes)})
+			map[string]any{"field": "$", "rule": "range", "bytes": int64(len(data)), "limit": int64(MaxRequestBytes)})
 	}
 	v, err := canonical.Decode(data)
 	if err != nil {
@@ -452,7 +452,7 @@ func ValidName(s string) bool {
 // InvalidName is the invalid_compaction_request failure of a name or id
 // field that breaks NameRule: its details name the field and the rule.
 func InvalidName(field, message string) *errcode.Error {
-	return errcode.WithDetails(errcode.InvalidRequest, message, map[string]any{"field": field, "rule": NameRule})
+	return errcode.WithDetails(errcode.InvalidRequest, message, map[string]any{"field": field, "rule": "name", "expected": NameRule})
 }
 
 func decodeTrigger(r *Request, m map[string]any) error {
@@ -598,7 +598,7 @@ func decodePreviousSemantic(r *Request, m map[string]any) error {
 	}
 	s, err := semantic.Parse(raw)
 	if err != nil {
-		return asSemanticError(err)
+		return previousSemanticError(err)
 	}
 	r.PreviousSemantic = s
 	return nil
@@ -609,9 +609,26 @@ func checkPreviousSemantic(r *Request) error {
 		return nil
 	}
 	if err := r.PreviousSemantic.Validate(); err != nil {
-		return asSemanticError(err)
+		return previousSemanticError(err)
 	}
 	return nil
+}
+
+// previousSemanticError is the semantic error of previous_semantic with the
+// subject a request's errors name: details.field is the path of the bad
+// value in the request (previous_semantic.objective[0].text) and
+// details.rule says it broke the semantic schema.
+func previousSemanticError(err error) error {
+	e := errcode.As(asSemanticError(err))
+	field := "previous_semantic"
+	if path, _ := e.Details["path"].(string); path != "" {
+		field += "." + path
+	}
+	e.With("field", field)
+	if _, ok := e.Details["rule"]; !ok {
+		e.With("rule", "schema")
+	}
+	return e
 }
 
 // asSemanticError keeps a typed semantic error and types any other one.

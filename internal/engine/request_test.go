@@ -89,7 +89,7 @@ func TestDecodeRequestNamesTheInvalidField(t *testing.T) {
 			}
 			_, err := DecodeRequestValue(m)
 			e := wantCode(t, err, errcode.InvalidRequest)
-			if e.Details["field"] != field || e.Details["rule"] != NameRule {
+			if e.Details["field"] != field || e.Details["rule"] != "name" || e.Details["expected"] != NameRule {
 				t.Fatalf("%s %.10q: details %v", field, bad, e.Details)
 			}
 		}

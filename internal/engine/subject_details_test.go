@@ -120,10 +120,10 @@ func subjectCases() []subjectCase {
 		{"unknown policy field", wire(setPolicy("trigger", 0.5)), errcode.InvalidPolicy, "policy.trigger", "unknown", nil},
 		{"unknown accounting field", wire(set("accounting", map[string]any{"methd": "x"})), errcode.InvalidRequest,
 			"accounting", "unknown", map[string]any{"fields": []any{"methd"}}},
-		{"unknown event field", wire(setEvent(2, "colour", "red")), errcode.InvalidEvent, "colour", "unknown event fields",
+		{"unknown event field", wire(setEvent(2, "colour", "red")), errcode.InvalidEvent, "colour", "unknown",
 			map[string]any{"event_id": uuid7(3)}},
 		{"missing event field", wire(func(m map[string]any) { delete(m["events"].([]any)[2].(map[string]any), "role") }),
-			errcode.InvalidEvent, "role", "required event fields are missing", map[string]any{"event_id": uuid7(3)}},
+			errcode.InvalidEvent, "role", "required", map[string]any{"event_id": uuid7(3)}},
 		{"thread_id a number", wire(set("thread_id", int64(3))), errcode.InvalidRequest, "thread_id", "type", nil},
 		{"unknown trigger", wire(set("trigger", "sometimes")), errcode.InvalidRequest, "trigger", "enum",
 			map[string]any{"value": "sometimes", "expected": []any{"auto", "manual", "overflow", "model_switch_preflight"}}},
@@ -150,7 +150,7 @@ func subjectCases() []subjectCase {
 		{"event of another namespace", wire(setEvent(4, "checkpoint_namespace", "other")), errcode.InvalidRequest,
 			"events[4].checkpoint_namespace", "lane", nil},
 		{"event chat_seq a string", wire(setEvent(0, "chat_seq", "one")), errcode.InvalidEvent, "chat_seq",
-			"chat sequence is invalid", map[string]any{"event_id": uuid7(1)}},
+			"type", map[string]any{"event_id": uuid7(1)}},
 		{"active ids a string", wire(set("active_input_event_ids", "x")), errcode.InvalidRequest, "active_input_event_ids", "type", nil},
 		{"active id repeated", wire(set("active_input_event_ids", []any{uuid7(6), uuid7(5), uuid7(6)})), errcode.InvalidRequest,
 			"active_input_event_ids[2]", "unique", map[string]any{"value": uuid7(6)}},
@@ -286,6 +286,9 @@ func TestErrorsNameTheirSubject(t *testing.T) {
 			e := wantCode(t, c.run(t), c.code)
 			if e.Details["field"] != c.field || e.Details["rule"] != c.rule {
 				t.Fatalf("details %v, want field %q rule %q", e.Details, c.field, c.rule)
+			}
+			if _, listed := errcode.Rules[c.rule]; !listed {
+				t.Errorf("rule %q is not in errcode.Rules", c.rule)
 			}
 			for k, want := range c.extra {
 				if got := e.Details[k]; !equalJSON(got, want) {

@@ -51,6 +51,39 @@ const (
 	LaneNotFound          = "lane_not_found"
 )
 
+// Rules are the values details.rule may take, each a short word for the
+// kind of rule a value broke, with what it means. The list is closed:
+// subjects.md lists exactly these (a test compares them), and every error
+// that names a rule names one of them; details.expected, when present,
+// says the particular rule in words.
+var Rules = map[string]string{
+	"required":  "a member that must be present is missing",
+	"type":      "a value has the wrong JSON type",
+	"enum":      "a value is not one of those allowed",
+	"pattern":   "a string does not have the required form (64 lowercase hex digits, ...)",
+	"format":    "a time does not parse as RFC 3339",
+	"range":     "a number, length, size or count is out of its bounds",
+	"name":      "an id or name is not 1..200 bytes of UTF-8 without control characters",
+	"unknown":   "a member the contract does not define",
+	"unique":    "a value repeats where each must be unique",
+	"order":     "values are out of their required order",
+	"lane":      "an event belongs to another lane than the request's",
+	"reference": "a value names something the request does not hold",
+	"exclusive": "two members that exclude each other are both present",
+	"match":     "a value differs from the one it must equal (Nats-Msg-Id and request_id, a manifest and its event)",
+	"conflict":  "two members contradict each other",
+	"hash":      "a hash is not the hash of what it covers",
+	"canonical": "a value is outside canonical JSON",
+	"json":      "the body is not one JSON object with unique keys",
+	"schema":    "a semantic summary breaks the semantic schema (details.path says where)",
+	"supported": "a value Cairn knows but does not support",
+	"error":     "the renderer returned an error",
+	"panic":     "the renderer panicked",
+	"result":    "the renderer returned an unusable result",
+	"size":      "a fact extractor's reply is over its size bound",
+	"facts":     "a fact extractor's reply holds no JSON facts",
+}
+
 // Error is a typed, user-visible failure.
 //
 // Code is stable and machine-readable; Message is human-readable; Details holds

@@ -2,6 +2,9 @@ package errcode
 
 import (
 	"errors"
+	"maps"
+	"os"
+	"regexp"
 	"testing"
 )
 
@@ -18,5 +21,24 @@ func TestFieldAndWith(t *testing.T) {
 	}
 	if !errors.Is(e, New(InvalidRequest, "")) || Code(e) != InvalidRequest {
 		t.Fatalf("Is/Code do not match by code")
+	}
+}
+
+// subjects.md's Rules table lists exactly Rules, with the same meanings.
+func TestRulesMatchSubjects(t *testing.T) {
+	doc, err := os.ReadFile("../../subjects.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := regexp.MustCompile(`(?s)\n## Rules\n(.*?)(\n## |\z)`).FindSubmatch(doc)
+	if section == nil {
+		t.Fatal("subjects.md has no Rules section")
+	}
+	documented := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z]+)` \\| (.*) \\|$").FindAllSubmatch(section[1], -1) {
+		documented[string(m[1])] = string(m[2])
+	}
+	if !maps.Equal(documented, Rules) {
+		t.Errorf("subjects.md lists the rules %v, errcode.Rules is %v", documented, Rules)
 	}
 }

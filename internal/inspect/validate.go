@@ -163,14 +163,14 @@ func ObjectLoader(store jetstream.ObjectStore) EventsLoader {
 		info, err := store.GetInfo(ctx, name)
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
 			return nil, errcode.WithDetails(errcode.EventsObjectMissing, "events_object does not name a stored object",
-				map[string]any{"events_object": name, "cause": err.Error()})
+				map[string]any{"field": "events_object", "rule": "reference", "events_object": name, "cause": err.Error()})
 		}
 		if err != nil {
 			return nil, err
 		}
 		if int64(info.Size) > MaxEventsObjectBytes {
 			return nil, errcode.WithDetails(errcode.PayloadTooLarge, "events_object is too large",
-				map[string]any{"events_object": name, "bytes": int64(info.Size), "limit": int64(MaxEventsObjectBytes)})
+				map[string]any{"field": "events_object", "rule": "range", "events_object": name, "bytes": int64(info.Size), "limit": int64(MaxEventsObjectBytes)})
 		}
 		data, err := store.GetBytes(ctx, name)
 		if err != nil {

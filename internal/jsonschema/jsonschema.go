@@ -31,12 +31,16 @@ type Generator struct {
 
 // For returns the schema of the JSON encoding of v's type. Objects are
 // closed (additionalProperties false); a field is required unless it is
-// tagged omitempty; pointer fields may also be null. A field's `doc` tag
-// becomes its description, `enum` (values separated by '|') its allowed
-// values, `pattern` its pattern, and `const`, `default`, `minimum`, `maximum`,
-// `exclusiveMinimum` and `exclusiveMaximum` (JSON values) the keywords of
-// those names; for a pointer field all but the description apply to the
-// non-null alternative. Overrides are merged into the schema of named
+// tagged omitempty or `required:"false"` (a field encoded always that a
+// decoder may still miss); pointer, slice and map fields may also be null.
+// A field's `null` tag overrides that: "true" lets a field of any type be
+// null (a decoder that reads null as absent), "false" forbids it. A
+// field's `doc` tag becomes its description, `enum` (values separated by
+// '|') its allowed values, `pattern` its pattern, and `const`, `default`,
+// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
+// `minLength`, `maxLength`, `minItems`, `maxItems` and `uniqueItems` (JSON
+// values) the keywords of those names; for a pointer field all but the
+// description apply to the non-null alternative. Overrides are merged into the schema of named
 // properties at the top level (for constants such as "v", or the schema of
 // a json.RawMessage field), keeping the field's description.
 func (g Generator) For(v any, id, title string, overrides map[string]any) map[string]any {
@@ -121,8 +125,9 @@ func (g Generator) addFields(t reflect.Type, props map[string]any, required *[]a
 		if name == "" {
 			name = f.Name
 		}
-		props[name] = annotate(g.Schema(f.Type), f.Tag)
-		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
+		props[name] = annotate(nullability(g.Schema(f.Type), f.Tag.Get("null")), f.Tag)
+		optional := strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero") || f.Tag.Get("required") == "false"
+		if !optional {
 			*required = append(*required, name)
 		}
 	}
@@ -130,7 +135,26 @@ func (g Generator) addFields(t reflect.Type, props map[string]any, required *[]a
 
 // valueKeywords are the tags whose JSON value becomes the keyword of the
 // same name.
-var valueKeywords = []string{"const", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+var valueKeywords = []string{"const", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+	"minLength", "maxLength", "minItems", "maxItems", "uniqueItems"}
+
+// nullability applies a field's `null` tag to its schema s: "true" adds
+// null to the values s allows, "false" takes it away, "" keeps s.
+func nullability(s map[string]any, tag string) map[string]any {
+	alts, isPointer := s["anyOf"].([]any)
+	types, isList := s["type"].([]any)
+	switch {
+	case tag == "true" && !isPointer && !isList:
+		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}} // as for a pointer
+	case tag == "false" && isPointer:
+		return alts[0].(map[string]any)
+	case tag == "false" && isList:
+		s["type"] = types[0]
+	case tag != "" && tag != "true" && tag != "false":
+		panic(fmt.Sprintf("jsonschema: tag null:%q is neither true nor false", tag))
+	}
+	return s
+}
 
 // annotate adds the description, enum, pattern and value keywords of a
 // field's tags to its schema s.

@@ -71,3 +71,29 @@ func TestDescribeFollowsNesting(t *testing.T) {
 		t.Errorf("described = %v", hand)
 	}
 }
+
+type nullables struct {
+	Hash   string   `json:"hash,omitempty" null:"true" pattern:"^[0-9a-f]{64}$"`
+	List   []string `json:"list,omitempty" null:"false" minItems:"1" uniqueItems:"true"`
+	Text   *string  `json:"text" required:"false" maxLength:"5"`
+	Strict *int64   `json:"strict" null:"false" minimum:"0"`
+}
+
+func TestNullAndRequiredTags(t *testing.T) {
+	s := Generator{}.For(nullables{}, "id", "title", nil)
+	props := s["properties"].(map[string]any)
+	hash := props["hash"].(map[string]any)["anyOf"].([]any)
+	if hash[0].(map[string]any)["pattern"] == nil || hash[1].(map[string]any)["type"] != "null" {
+		t.Errorf("hash = %v, want the pattern or null", hash)
+	}
+	list := props["list"].(map[string]any)
+	if list["type"] != "array" || list["minItems"] == nil || list["uniqueItems"] != true {
+		t.Errorf("list = %v, want a non-null array with at least one item, none twice", list)
+	}
+	if strict := props["strict"].(map[string]any); strict["type"] != "integer" || strict["minimum"] == nil {
+		t.Errorf("strict = %v, want a non-null integer >= 0", strict)
+	}
+	if !reflect.DeepEqual(s["required"], []any{"strict"}) {
+		t.Errorf("required = %v, want only strict (text is required:false)", s["required"])
+	}
+}

@@ -14,14 +14,14 @@ import (
 // with code invalid_compaction_semantic.
 func ParseJSON(b []byte) (*Semantic, error) {
 	if len(b) > MaxJSONBytes {
-		return nil, invalidWith("semantic output exceeds the byte limit", map[string]any{"bytes": len(b), "limit": MaxJSONBytes})
+		return nil, invalidWith("semantic output exceeds the byte limit", map[string]any{"rule": "range", "bytes": len(b), "limit": MaxJSONBytes})
 	}
 	v, err := canonical.Decode(b)
 	if errors.Is(err, canonical.ErrDuplicateKey) {
-		return nil, errcode.Wrap(errcode.InvalidSemantic, msgDuplicateFields, err)
+		return nil, errcode.Wrap(errcode.InvalidSemantic, msgDuplicateFields, err).With("rule", "json")
 	}
 	if err != nil {
-		return nil, errcode.Wrap(errcode.InvalidSemantic, msgNotMap, err)
+		return nil, errcode.Wrap(errcode.InvalidSemantic, msgNotMap, err).With("rule", "json")
 	}
 	return Parse(v)
 }
@@ -84,7 +84,7 @@ func closedFields(m map[string]any) error {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return invalidWith(msgUnknownFields, map[string]any{"fields": unknown})
+		return invalidWith(msgUnknownFields, map[string]any{"rule": "unknown", "fields": unknown})
 	}
 	var missing []string
 	for _, k := range Fields {
@@ -93,7 +93,7 @@ func closedFields(m map[string]any) error {
 		}
 	}
 	if len(missing) > 0 {
-		return invalidWith(msgMissingFields, map[string]any{"fields": missing})
+		return invalidWith(msgMissingFields, map[string]any{"rule": "required", "fields": missing})
 	}
 	return nil
 }

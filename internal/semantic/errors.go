@@ -29,12 +29,18 @@ const (
 	msgCoverage        = "semantic coverage is invalid"
 )
 
+// invalid and invalidWith name the rule every semantic error breaks: the
+// semantic schema (errcode.Rules); details.path says where.
 func invalid(message string) *errcode.Error {
-	return errcode.New(errcode.InvalidSemantic, message)
+	return invalidWith(message, nil)
 }
 
 func invalidWith(message string, details map[string]any) *errcode.Error {
-	return errcode.WithDetails(errcode.InvalidSemantic, message, details)
+	e := errcode.WithDetails(errcode.InvalidSemantic, message, details)
+	if _, ok := e.Details["rule"]; !ok {
+		e.Details["rule"] = "schema"
+	}
+	return e
 }
 
 // invalidAt is a shape error of the field at path, written as in

@@ -141,7 +141,7 @@ func knownSources(s *Semantic, src Sources) error {
 		}
 	}
 	if len(unknown) > 0 {
-		return invalidWith(msgUnknownSources, map[string]any{"event_ids": unknown})
+		return invalidWith(msgUnknownSources, map[string]any{"rule": "reference", "event_ids": unknown})
 	}
 	return nil
 }
@@ -180,7 +180,7 @@ func sourceBackedArtifacts(s *Semantic, src Sources) error {
 		}
 	}
 	if len(bad) > 0 {
-		return invalidWith(msgArtifacts, map[string]any{"artifact_ids": bad})
+		return invalidWith(msgArtifacts, map[string]any{"rule": "reference", "artifact_ids": bad})
 	}
 	return nil
 }
@@ -329,10 +329,10 @@ func withinSize(s *Semantic, maxBytes int) error {
 	}
 	size, err := s.encodedSize()
 	if err != nil {
-		return errcode.Wrap(errcode.InvalidSemantic, msgNotCanonical, err)
+		return errcode.Wrap(errcode.InvalidSemantic, msgNotCanonical, err).With("rule", "canonical")
 	}
 	if size > maxBytes {
-		return invalidWith(msgTooLarge, map[string]any{"bytes": size, "limit": maxBytes})
+		return invalidWith(msgTooLarge, map[string]any{"rule": "range", "bytes": size, "limit": maxBytes})
 	}
 	return nil
 }

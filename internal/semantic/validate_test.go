@@ -51,7 +51,7 @@ func TestValidateAgainstSources(t *testing.T) {
 		{"unknown source id", func(s *Semantic, src *Sources) {
 			s.Objective[0].SourceEventIDs = []string{evUser1, "nope", "nope2"}
 			s.Errors[0].SourceEventIDs = []string{"nope"}
-		}, msgUnknownSources, map[string]any{"event_ids": []string{"nope", "nope2"}}},
+		}, msgUnknownSources, map[string]any{"rule": "reference", "event_ids": []string{"nope", "nope2"}}},
 		{"unknown verification id is not a citation", func(s *Semantic, src *Sources) {
 			s.Progress.Completed[0].VerificationEventIDs = []string{"not-a-source"}
 		}, "", nil},
@@ -62,7 +62,7 @@ func TestValidateAgainstSources(t *testing.T) {
 		{"lineage verification id is not a known source", func(s *Semantic, src *Sources) {
 			src.Lineage = testLineage()
 			s.Objective[0].SourceEventIDs = []string{"evt-verified-only"}
-		}, msgUnknownSources, map[string]any{"event_ids": []string{"evt-verified-only"}}},
+		}, msgUnknownSources, map[string]any{"rule": "reference", "event_ids": []string{"evt-verified-only"}}},
 		{"lineage id not accepted for a new user request", func(s *Semantic, src *Sources) {
 			src.Lineage = testLineage()
 			s.UserRequests[0] = UserRequest{SourceEventID: oldUser, ExactExcerpt: strPtr("ship the feature"), Status: RequestActive}
@@ -85,7 +85,7 @@ func TestValidateAgainstSources(t *testing.T) {
 		}, msgExcerpt, nil},
 		{"lineage request without lineage", func(s *Semantic, src *Sources) {
 			s.UserRequests = append(s.UserRequests, testLineage().UserRequests[0])
-		}, msgUnknownSources, map[string]any{"event_ids": []string{oldUser}}},
+		}, msgUnknownSources, map[string]any{"rule": "reference", "event_ids": []string{oldUser}}},
 		{"excerpt not a substring", func(s *Semantic, src *Sources) {
 			s.UserRequests[0].ExactExcerpt = strPtr("implement the missing behavior")
 		}, msgExcerpt, nil},
@@ -119,13 +119,13 @@ func TestValidateAgainstSources(t *testing.T) {
 		{"artifact carried by the cited event", func(s *Semantic, src *Sources) {}, "", nil},
 		{"artifact cited from an event that does not carry it", func(s *Semantic, src *Sources) {
 			s.ArtifactRefs[0].SourceEventIDs = []string{evUser1}
-		}, msgArtifacts, map[string]any{"artifact_ids": []string{artifactA}}},
+		}, msgArtifacts, map[string]any{"rule": "reference", "artifact_ids": []string{artifactA}}},
 		{"artifact cited from a carrier and a non-carrier", func(s *Semantic, src *Sources) {
 			s.ArtifactRefs[0].SourceEventIDs = []string{evTool, evUser1}
-		}, msgArtifacts, map[string]any{"artifact_ids": []string{artifactA}}},
+		}, msgArtifacts, map[string]any{"rule": "reference", "artifact_ids": []string{artifactA}}},
 		{"unknown artifact", func(s *Semantic, src *Sources) {
 			s.ArtifactRefs[0].ArtifactID = "artifact-missing"
-		}, msgArtifacts, map[string]any{"artifact_ids": []string{"artifact-missing"}}},
+		}, msgArtifacts, map[string]any{"rule": "reference", "artifact_ids": []string{"artifact-missing"}}},
 		{"artifact proved by lineage", func(s *Semantic, src *Sources) {
 			src.Lineage = testLineage()
 			s.ArtifactRefs = append(s.ArtifactRefs, src.Lineage.ArtifactRefs[0])
@@ -133,7 +133,7 @@ func TestValidateAgainstSources(t *testing.T) {
 		{"artifacts checked before excerpts", func(s *Semantic, src *Sources) {
 			s.ArtifactRefs[0].ArtifactID = "artifact-missing"
 			s.UserRequests[0].ExactExcerpt = strPtr("not there")
-		}, msgArtifacts, map[string]any{"artifact_ids": []string{"artifact-missing"}}},
+		}, msgArtifacts, map[string]any{"rule": "reference", "artifact_ids": []string{"artifact-missing"}}},
 		{"duplicate objective", func(s *Semantic, src *Sources) {
 			s.Objective = append(s.Objective, s.Objective[0])
 		}, msgDuplicates, nil},

@@ -33,12 +33,23 @@ const next = () => { // mulberry32
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 };
 const random = [];
-for (let i = 0; i < 2000; i++) {
-  let s = "";
-  const n = 1 + Math.floor(next() * 40);
-  for (let j = 0; j < n; j++) s += alphabet[Math.floor(next() * alphabet.length)];
-  random.push([s, ...encodings.map((e) => coders[e].encode(s, [], []).length)]);
-}
+const draw = (count, letters) => {
+  for (let i = 0; i < count; i++) {
+    let s = "";
+    const n = 1 + Math.floor(next() * 40);
+    for (let j = 0; j < n; j++) s += letters[Math.floor(next() * letters.length)];
+    random.push([s, ...encodings.map((e) => coders[e].encode(s, [], []).length)]);
+  }
+};
+draw(2000, alphabet);
+// Then strings that mix in letters and digits newer than Go's Unicode
+// tables (../../unicode_tables.go): Egyptian hieroglyphs of Unicode 16
+// (U+13EE5, U+13460), Garay letters (U+10D50), a Tulu-Tigalari letter
+// (U+11380) and a Kawi digit (U+11F50). "'ſ" is left out of these: where
+// it follows a letter, js-tiktoken does not fold ſ to s in a contraction
+// as Cairn does (split.go, contraction), a difference of its own.
+const newer = ["\u{13EE5}", "\u{13460}", "\u{10D50}", "\u{11380}", "\u{11F50}"];
+draw(1000, [...alphabet.filter((a) => a !== "'ſ"), ...newer, ...newer]);
 
 const version = JSON.parse(readFileSync("node_modules/js-tiktoken/package.json", "utf8")).version;
 // One random string per line: [text, then its count in each encoding, in
