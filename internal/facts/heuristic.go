@@ -52,6 +52,9 @@ func entryFacts(e Entry, seen map[string]bool) []Candidate {
 	}
 	var out []Candidate
 	assistant := e.Role == "assistant"
+	if assistant && !mayRecord(e.Content) {
+		return nil
+	}
 	for _, s := range statements(StripMemory(e.Content)) {
 		key := e.Role + "\x00" + s.lower
 		if seen[key] {
@@ -70,6 +73,42 @@ func entryFacts(e Entry, seen map[string]bool) []Candidate {
 		}
 	}
 	return out
+}
+
+// recordWords are literals one of which an assistant entry must hold to
+// record anything: a restating opener or a decision rule's word. Nil when
+// some such expression has no literal prefilter.
+var recordWords = func() []string {
+	words := append([]string(nil), restating.lits...)
+	if restating.lits == nil {
+		return nil
+	}
+	for _, r := range rules {
+		if r.kind != KindDecision {
+			continue
+		}
+		if r.re.lits == nil {
+			return nil
+		}
+		words = append(words, r.re.lits...)
+	}
+	return words
+}()
+
+// mayRecord reports whether an assistant entry may record a decision or
+// restate a rule: most of an agent's narration holds none of the words
+// that would, and is not split into sentences at all.
+func mayRecord(content string) bool {
+	if recordWords == nil {
+		return true
+	}
+	lower := strings.ToLower(content)
+	for _, w := range recordWords {
+		if strings.Contains(lower, strings.TrimPrefix(w, "^")) {
+			return true
+		}
+	}
+	return false
 }
 
 // clausesToTry returns the clauses of a sentence left out as a whole that
@@ -243,13 +282,21 @@ func bestRule(s statement, decisionsOnly bool) (rule, bool) {
 		// needs is tried after the prefilter and before the expression: it
 		// looks for rare values, where such a rule's expression matches
 		// most sentences.
-		if !r.re.mayMatchIn(text, pairs) || r.needs != nil && !r.needs(s) || !r.re.re.MatchString(text) ||
-			r.unless.re != nil && r.unless.matchIn(text, pairs) {
+		if !r.matches(&s, text, pairs) || r.unless.re != nil && r.unless.matchIn(text, pairs) {
 			continue
 		}
 		best, found = r, true
 	}
 	return best, found
+}
+
+// matches reports whether the rule's words or expression, and its needs,
+// hold for the statement: the cheap checks first.
+func (r rule) matches(s *statement, text string, pairs *bytePairs) bool {
+	if r.words != nil {
+		return s.hasWord(r.words, r.phrases) && (r.needs == nil || r.needs(*s))
+	}
+	return r.re.mayMatchIn(text, pairs) && (r.needs == nil || r.needs(*s)) && r.re.re.MatchString(text)
 }
 
 var (

@@ -54,10 +54,10 @@ func (m matcher) mayMatchIn(s string, ix *bytePairs) bool {
 // text. Asking it first answers most "does the text hold this literal"
 // questions with one bit, so a statement is searched only for the
 // literals that may be in it; a false positive costs one substring search.
-type bytePairs [16]uint64
+type bytePairs [64]uint64
 
 func pairBit(a, b byte) (int, uint64) {
-	h := (uint(a)*131 + uint(b)) & 1023
+	h := (uint(a)*131 + uint(b)) & 4095
 	return int(h >> 6), 1 << (h & 63)
 }
 

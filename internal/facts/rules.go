@@ -43,7 +43,40 @@ type rule struct {
 	unless matcher
 	// needs, when set, must also hold for the statement.
 	needs func(statement) bool
+	// words and phrases, when set, stand for re: the rule matches a
+	// statement holding one of the words (lower-cased, as a whole word) or
+	// one of the phrases. A long list of words is found faster by lookup
+	// than by an expression.
+	words   map[string]bool
+	phrases []string
 }
+
+// wordSet is the set of the space-separated words of list.
+func wordSet(list string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(list) {
+		m[w] = true
+	}
+	return m
+}
+
+// onlyAsWord reports whether "only" stands in the statement as a word,
+// not inside one ("commonly").
+func onlyAsWord(s statement) bool {
+	for i := strings.Index(s.lower, "only"); i >= 0; {
+		if i == 0 || !isLetter(s.lower[i-1]) {
+			return true
+		}
+		next := strings.Index(s.lower[i+4:], "only")
+		if next < 0 {
+			break
+		}
+		i += 4 + next
+	}
+	return false
+}
+
+func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
 
 // keepScore is the score a statement needs to be proposed. A rule alone
 // weighs 1.5 to 3; a standing marker ("always", "from now on", 以后)
@@ -120,7 +153,8 @@ var rules = []rule{
 		re:     re(`\b(?:must|must not|mustn't|shall|shall not|may not)\b`),
 		unless: re(`\b(?:it|that|this|there|which|he|she|they|you|i)\s+must\s+(?:be|have)\b|\bmust have (?:been|had|done|seen|missed|broken|changed)\b|\bi must (?:say|admit|have|confess)\b`)},
 	{name: "constraint/only", kind: KindConstraint, weight: 2,
-		re:     re(`\bonly\s+(?:from|on|via|through|in|to|after|before|when|with|by|during|if|within|inside|between|for|against|under|required|needed|allowed|valid|used|applies|apply)\b|\b(?:branch|branches|region|hosts?|env|environment|machines?|team|admins?|people|members|users|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|weekdays|weekends|business hours|office hours|main|master|prod|staging|ci|internally)\s+only\b|^only\b|\S\s+only[.!]?$`),
+		re:     re(`only(?:\s+(?:from|on|via|through|in|to|after|before|when|with|by|during|if|within|inside|between|for|against|under|required|needed|allowed|valid|used|applies|apply)\b|[.!]?$|\s+(?:and|but|so|because)\b|,)`),
+		needs:  onlyAsWord,
 		unless: re(`\b(?:i only|we only just|only just|if only|only thing|the only|not only|only one|only once|only a few|only a little|only after i|only when i)\b`)},
 	{name: "constraint/forbidden", kind: KindConstraint, weight: 2.5,
 		re: re(`\b(?:not allowed|isn't allowed|aren't allowed|is forbidden|are forbidden|forbidden|prohibited|not permitted|under no circumstances|no exceptions|off-limits|off limits|read-only|read only|is a hard rule|hard requirement|non-negotiable|requires? (?:a |an |two |2 |one |1 )?(?:approvals?|reviews?|sign-offs?|signoffs?|tickets?|change requests?))\b`)},
@@ -165,7 +199,8 @@ var rules = []rule{
 
 	// Environment.
 	{name: "environment/value", kind: KindEnvironment, weight: 2,
-		re:     re(`(?:^|\s)(?:is|are|lives|live|runs|run|hosted|deployed|located|sits|points|listens|served|stored|kept|mounted|exposed|reachable|available|defined|configured|pinned|goes|go|uses|use|stays|stay|remains|remain)\b|(?:'re|’re|'m|’m)\s+on\b|\s=\s`),
+		words:  wordSet(`is are lives live runs run hosted deployed located sits points listens served stored kept mounted exposed reachable available defined configured pinned goes go uses use stays stay remains remain`),
+		phrases: []string{"'re on", "’re on", "'m on", "’m on", " = "},
 		unless: re(`^(?:it|it's|this|that|that's|there|here|these|those|which|i|you|context)\b|\b(?:was|were|used to be|had been|got|earlier|before|broke|broken|failed|this is for|tracked in|tracking)\b`),
 		needs:  statesWhere},
 	{name: "environment/zh", kind: KindEnvironment, weight: 2,

@@ -24,12 +24,31 @@ type statement struct {
 	cjk   bool   // text holds Han characters
 	// The byte pairs of text and lower, for the rules' prefilters.
 	textPairs, lowerPairs bytePairs
+	// words are lower's runs of ASCII letters and apostrophes.
+	words []string
+}
+
+// hasWord reports whether the statement holds one of words, or one of
+// phrases as a substring.
+func (s *statement) hasWord(words map[string]bool, phrases []string) bool {
+	for _, w := range s.words {
+		if words[w] {
+			return true
+		}
+	}
+	for _, p := range phrases {
+		if strings.Contains(s.lower, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // index fills the statement's byte pairs.
 func (s *statement) index() {
 	s.textPairs.reset(s.text)
 	s.lowerPairs.reset(s.lower)
+	s.words = strings.FieldsFunc(s.lower, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '\'') })
 }
 
 // matchLower and matchText run a rule's matcher on the lower-cased or the
