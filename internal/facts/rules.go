@@ -199,10 +199,10 @@ var rules = []rule{
 
 	// Environment.
 	{name: "environment/value", kind: KindEnvironment, weight: 2,
-		words:  wordSet(`is are lives live runs run hosted deployed located sits points listens served stored kept mounted exposed reachable available defined configured pinned goes go uses use stays stay remains remain`),
+		words:   wordSet(`is are lives live runs run hosted deployed located sits points listens served stored kept mounted exposed reachable available defined configured pinned goes go uses use stays stay remains remain`),
 		phrases: []string{"'re on", "’re on", "'m on", "’m on", " = "},
-		unless: re(`^(?:it|it's|this|that|that's|there|here|these|those|which|i|you|context)\b|\b(?:was|were|used to be|had been|got|earlier|before|broke|broken|failed|this is for|tracked in|tracking)\b`),
-		needs:  statesWhere},
+		unless:  re(`^(?:it|it's|this|that|that's|there|here|these|those|which|i|you|context)\b|\b(?:was|were|used to be|had been|got|earlier|before|broke|broken|failed|this is for|tracked in|tracking)\b`),
+		needs:   statesWhere},
 	{name: "environment/zh", kind: KindEnvironment, weight: 2,
 		re:    re(`(?:数据库|服务器|仓库|集群|域名|地址|端口|频道|群|分支|环境|版本|目录|路径|机器|主机|接口|网关|存储|桶|账号|队列|缓存|配置|日志|监控|文档|预发|生产|线上|ci)[^，。,]{0,12}(?:位于|地址是|在|是|为|跑在|部署在|托管在|放在|存放在|用的是|叫)`),
 		needs: hasValue},
