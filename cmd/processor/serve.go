@@ -175,11 +175,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	// Minutes, not seconds: the first start on an older store upgrades it
-	// (marks every request id its ledger holds), once.
+	// Generous: on a cluster still electing its leaders, creating the
+	// streams and buckets waits for them.
 	setupCtx, cancel := context.WithTimeout(alive.ctx, 10*time.Minute)
 	topo := cfg.topology()
-	topo.Logger, topo.MarkLedgerIDs = log, lanes.MarkLedgerKeys
+	topo.Logger = log
 	stores, err := topology.Ensure(setupCtx, js, topo)
 	cancel()
 	if err != nil {

@@ -356,12 +356,6 @@ func (s *Store) MarkOutcomeInLedger(ctx context.Context, id string) (stored bool
 	return createIfAbsent(ctx, s.checkpoints, key, value)
 }
 
-// MarkLedgerKeys does nothing: store format 1 has no ledger to upgrade.
-// It goes once cmd/processor/serve.go no longer names it.
-func MarkLedgerKeys(context.Context, jetstream.KeyValue, jetstream.KeyValue) (int, error) {
-	return 0, nil
-}
-
 func createIfAbsent(ctx context.Context, kv jetstream.KeyValue, key string, value []byte) (bool, error) {
 	_, err := kv.Create(ctx, key, value)
 	switch {

@@ -82,9 +82,6 @@ type Options struct {
 	LedgerTTL time.Duration
 	// Logger receives what Ensure reports (nil: discarded).
 	Logger *slog.Logger
-	// MarkLedgerIDs is ignored: store format 1 needs no upgrade. It goes
-	// once cmd/processor/serve.go no longer sets it.
-	MarkLedgerIDs func(ctx context.Context, ledger, checkpoints jetstream.KeyValue) (int, error)
 }
 
 func (o Options) logger() *slog.Logger {
