@@ -66,6 +66,9 @@ func entryFacts(e Entry, seen map[string]bool) []Candidate {
 			out = append(out, candidate(s, v, e.ID))
 			continue
 		}
+		if assistant {
+			continue // a clause alone has lost the opener that lets it count
+		}
 		for _, c := range clausesToTry(s, v) {
 			if cv := weigh(c, assistant, false); cv.Kept {
 				out = append(out, candidate(c, cv, e.ID))
@@ -160,7 +163,7 @@ func Explain(e Entry) []Verdict {
 	for _, s := range statements(StripMemory(e.Content)) {
 		v := weigh(s, e.Role == "assistant", true)
 		out = append(out, v)
-		if !v.Kept {
+		if !v.Kept && e.Role != "assistant" {
 			for _, c := range clausesToTry(s, v) {
 				cv := weigh(c, e.Role == "assistant", true)
 				cv.Clause = true
