@@ -106,12 +106,9 @@ func mayRecord(content string) bool {
 		return true
 	}
 	lower := strings.ToLower(content)
-	for _, w := range recordWords {
-		if strings.Contains(lower, strings.TrimPrefix(w, "^")) {
-			return true
-		}
-	}
-	return false
+	var pairs bytePairs
+	pairs.reset(lower)
+	return pairs.containsAny(lower, recordWords)
 }
 
 // clausesToTry returns the clauses of a sentence left out as a whole that
