@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -219,8 +220,50 @@ func (c *ProcessClusterEnv) Kill(t testing.TB, i int) {
 	}
 }
 
+// Freeze stops node i with SIGSTOP, as a paused VM or a stalled disk
+// would: its sockets stay open and nothing answers. Thaw wakes it; the
+// test's cleanup wakes every frozen node before it kills them.
+func (c *ProcessClusterEnv) Freeze(t testing.TB, i int) {
+	t.Helper()
+	if err := Freeze(c.nodes[i]); err != nil {
+		t.Fatalf("testenv: freeze node %d: %v", i, err)
+	}
+}
+
+// Thaw wakes node i with SIGCONT.
+func (c *ProcessClusterEnv) Thaw(t testing.TB, i int) {
+	t.Helper()
+	if err := Thaw(c.nodes[i]); err != nil {
+		t.Fatalf("testenv: thaw node %d: %v", i, err)
+	}
+}
+
+// Freeze stops a started process with SIGSTOP. It is for any process a test
+// starts (a processor, too); the caller thaws it before killing it, or the
+// kill waits for nothing.
+func Freeze(cmd *exec.Cmd) error {
+	return signal(cmd, syscall.SIGSTOP)
+}
+
+// Thaw wakes a process Freeze stopped; one that already exited is not an
+// error.
+func Thaw(cmd *exec.Cmd) error {
+	return signal(cmd, syscall.SIGCONT)
+}
+
+func signal(cmd *exec.Cmd, sig syscall.Signal) error {
+	if cmd.ProcessState != nil {
+		return nil
+	}
+	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
 func (c *ProcessClusterEnv) killAll() {
 	for _, cmd := range c.nodes {
+		_ = Thaw(cmd)
 		_ = kill(cmd)
 	}
 }

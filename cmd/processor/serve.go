@@ -67,6 +67,7 @@ type serveInfo struct {
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.nats.url, "nats-url", "", "connect to this NATS server or cluster instead of embedding one (also NATS_URL)")
 	fs.StringVar(&c.nats.creds, "nats-creds", "", "NATS credentials file for --nats-url")
+	c.nats.registerConn(fs)
 	fs.StringVar(&c.natsUser, "nats-user", "", "NATS user to connect as (needed with a --nats-config that defines users, e.g. processor)")
 	fs.Var(&c.natsPassword, "nats-password", "password of --nats-user (prefer CAIRN_NATS_PASSWORD: flags show in process lists)")
 	fs.StringVar(&c.dataDir, "data-dir", "./data", "embedded server: JetStream file storage directory")
@@ -125,6 +126,12 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	}
 	if err := cfg.topology().Validate(); err != nil {
 		return usageError(io, "processor serve: --replicas or --ledger-ttl: %v", err)
+	}
+	if err := cfg.nats.conn.Validate(); err != nil {
+		return usageError(io, "processor serve: %v", err)
+	}
+	if cfg.nats.url == "" && cfg.nats.conn.UsesTLS() {
+		return usageError(io, "processor serve: --nats-tls-* apply to --nats-url; the embedded server takes its TLS from --nats-config")
 	}
 	if cfg.tokenCacheEntries < 2 {
 		return usageError(io, "processor serve: --token-cache-entries must be at least 2, got %d", cfg.tokenCacheEntries)
@@ -272,10 +279,12 @@ func connectOrEmbed(cfg serveConfig, log *slog.Logger, closed nats.ConnHandler) 
 	if cfg.natsUser != "" {
 		handlers = append(handlers, nats.UserInfo(cfg.natsUser, cfg.natsPassword.value))
 	}
+	opts, err := cfg.nats.options()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	handlers = append(opts, handlers...)
 	if cfg.nats.url != "" {
-		if cfg.nats.creds != "" {
-			handlers = append(handlers, nats.UserCredentials(cfg.nats.creds))
-		}
 		nc, err := nats.Connect(cfg.nats.url, handlers...)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("connect to NATS at %s: %w", cfg.nats.url, err)
