@@ -212,6 +212,37 @@ func (c *ProcessClusterEnv) StreamLeader(t testing.TB, stream string) int {
 	return -1
 }
 
+// NodesServing lists the nodes that have a client named name connected,
+// as their monitoring endpoint /connz shows them.
+func (c *ProcessClusterEnv) NodesServing(t testing.TB, name string) []int {
+	t.Helper()
+	client := http.Client{Timeout: 2 * time.Second}
+	var nodes []int
+	for i, m := range c.monitors {
+		resp, err := client.Get(m + "/connz?limit=1024")
+		if err != nil {
+			t.Fatalf("testenv: node %d /connz: %v", i, err)
+		}
+		var connz struct {
+			Conns []connInfo `json:"connections"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&connz)
+		_ = resp.Body.Close()
+		if err != nil {
+			t.Fatalf("testenv: node %d /connz: %v", i, err)
+		}
+		if slices.ContainsFunc(connz.Conns, func(cn connInfo) bool { return cn.Name == name }) {
+			nodes = append(nodes, i)
+		}
+	}
+	return nodes
+}
+
+// connInfo is what NodesServing reads of a /connz connection.
+type connInfo struct {
+	Name string `json:"name"`
+}
+
 // Kill ends node i with SIGKILL, as a crash would, and waits for it to exit.
 func (c *ProcessClusterEnv) Kill(t testing.TB, i int) {
 	t.Helper()

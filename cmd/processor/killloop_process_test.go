@@ -26,8 +26,9 @@ const (
 	// killLoopAckWait is above killLoopMaxGap on purpose: requests a killed
 	// process held come back only after it, so a restarted process that
 	// received nothing until then (MaxAckPending equal to the workers) shows
-	// as a gap over the limit. It is below the 60 s default only to keep the
-	// run short, as the last kill's requests are waited for.
+	// as a gap over the limit. It is above the 10 s default for that reason
+	// alone, and short enough to keep the run short, as the last kill's
+	// requests are waited for.
 	killLoopAckWait = 20 * time.Second
 	// killLoopBudget bounds the whole run.
 	killLoopBudget = 85 * time.Second

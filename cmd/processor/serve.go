@@ -80,7 +80,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.processor.Workers, "workers", c.processor.Workers, "requests this process works on at once")
 	fs.IntVar(&c.processor.MaxAckPending, "max-ack-pending", 0, "requests delivered and not settled across all replicas sharing the consumer, those a killed replica left until --ack-wait ends included; pulls stay bounded by free workers (default 32 × --workers; with several replicas, 32 × the sum of their --workers)")
 	fs.IntVar(&c.processor.CommitConcurrency, "commit-concurrency", 0, "requests committing at once after their model call, first come first served (default two per CPU, at most --workers)")
-	fs.DurationVar(&c.processor.AckWait, "ack-wait", c.processor.AckWait, "time before an unacknowledged request is redelivered; InProgress is sent every third of it")
+	fs.DurationVar(&c.processor.AckWait, "ack-wait", c.processor.AckWait, "time before an unacknowledged request is redelivered, so a replica that stops (killed or frozen) loses its requests to the others after at most this; InProgress is sent every third of it, so a long model call keeps its request")
 	fs.IntVar(&c.processor.MaxDeliver, "max-deliver", c.processor.MaxDeliver, "deliveries of one request before it fails with provider_unavailable")
 	fs.StringVar(&c.processor.OnUncertain, "on-uncertain", c.processor.OnUncertain, "when an earlier model call may still run: retry (after its deadline) or fail (provider_attempt_uncertain)")
 	fs.DurationVar(&c.processor.AttemptTimeout, "attempt-timeout", c.processor.AttemptTimeout, "bound of one attempt of a request, model calls included")

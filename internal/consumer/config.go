@@ -97,7 +97,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Workers:              8,
-		AckWait:              60 * time.Second,
+		AckWait:              10 * time.Second,
 		MaxDeliver:           6,
 		NakBackoff:           []time.Duration{2 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute},
 		OnUncertain:          OnUncertainRetry,
