@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,5 +75,43 @@ func TestAClientLeavesAFrozenServer(t *testing.T) {
 		}
 	case <-time.After(bound):
 		t.Fatalf("still on the frozen server %s after %s", nc.ConnectedUrl(), bound)
+	}
+}
+
+// ConnOptions' TLS files connect to a server that requires TLS and verifies
+// client certificates; without the client certificate, or without the
+// private CA, the server or the client refuses.
+func TestConnOptionsConnectOverMutualTLS(t *testing.T) {
+	files := testenv.TLS(t)
+	conf := filepath.Join(t.TempDir(), "tls.conf")
+	if err := os.WriteFile(conf, []byte(files.ServerBlock()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := testenv.NATS(t, testenv.Options{ConfigFile: conf,
+		ClientOptions: []nats.Option{nats.RootCAs(files.CA), nats.ClientCert(files.ClientCert, files.ClientKey)}})
+	connect := func(o events.ConnOptions) error {
+		opts, err := o.NATSOptions()
+		if err != nil {
+			return err
+		}
+		nc, err := nats.Connect(srv.URL(), append(opts, nats.Timeout(2*time.Second))...)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		return nc.Flush()
+	}
+	if err := connect(events.ConnOptions{TLSCA: files.CA, TLSCert: files.ClientCert, TLSKey: files.ClientKey}); err != nil {
+		t.Fatalf("mutual TLS: %v", err)
+	}
+	for name, o := range map[string]events.ConnOptions{
+		"no client certificate": {TLSCA: files.CA},
+		"another CA's client":   {TLSCA: files.CA, TLSCert: files.ForeignCert, TLSKey: files.ForeignKey},
+		"no private CA":         {TLSCert: files.ClientCert, TLSKey: files.ClientKey},
+		"no TLS":                {},
+	} {
+		if err := connect(o); err == nil {
+			t.Errorf("%s: connected", name)
+		}
 	}
 }

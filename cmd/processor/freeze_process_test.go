@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,6 +169,19 @@ func newFreezeRig(t *testing.T) *freezeRig {
 		// Documented defaults (ack wait, pings) but the workers.
 		r.serves = append(r.serves, startServe(t, "--nats-url", r.urls, "--replicas", "3", "--workers", "4"))
 	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// A processor that stalled shows where in its goroutines' stacks.
+		for _, svc := range r.serves {
+			if svc.cmd.ProcessState == nil {
+				_ = testenv.Thaw(svc.cmd)
+				_ = svc.cmd.Process.Signal(syscall.SIGQUIT)
+				<-svc.done
+			}
+		}
+	})
 	r.rec = newOutcomeRecord()
 	followed := r.rec.follow(r.ctx, r.js)
 	t.Cleanup(func() { r.stop(); <-followed })

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,13 +14,14 @@ import (
 )
 
 // A NATS server that requires TLS and verifies client certificates against
-// a private CA: serve and a client command connect with --nats-tls-ca,
-// --nats-tls-cert and --nats-tls-key (the client through CAIRN_NATS_TLS_*),
-// and a client without a certificate of that CA is refused.
+// a private CA, configured by nats.conf's commented tls block: serve and a
+// client command connect with --nats-tls-ca, --nats-tls-cert and
+// --nats-tls-key (the client through CAIRN_NATS_TLS_*), and a client
+// without a certificate of that CA is refused.
 func TestServeAndClientsOverMutualTLS(t *testing.T) {
 	files := testenv.TLS(t)
 	conf := filepath.Join(t.TempDir(), "nats.conf")
-	if err := os.WriteFile(conf, []byte(files.ServerBlock()), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(exampleTLSBlock(t, files)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := testenv.NATS(t, testenv.Options{ConfigFile: conf,
@@ -63,6 +65,34 @@ func TestServeRefusesTLSFlagsItCannotUse(t *testing.T) {
 			t.Errorf("serve %v: exit %d, stderr %q; want 2 and a message about TLS", args, code, errOut)
 		}
 	}
+}
+
+// exampleTLSBlock is the commented tls block of the repository's nats.conf,
+// uncommented, with the test's files in place of the example paths.
+func exampleTLSBlock(t *testing.T, files testenv.TLSFiles) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "nats.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if line == "# tls {" || len(block) > 0 {
+			block = append(block, strings.TrimPrefix(line, "# "))
+		}
+		if line == "# }" && len(block) > 0 {
+			break
+		}
+	}
+	if len(block) == 0 {
+		t.Fatal("nats.conf has no commented tls block")
+	}
+	conf := strings.NewReplacer(`"/etc/nats/server.pem"`, strconv.Quote(files.ServerCert), `"/etc/nats/server-key.pem"`, strconv.Quote(files.ServerKey),
+		`"/etc/nats/ca.pem"`, strconv.Quote(files.CA)).Replace(strings.Join(block, "\n"))
+	if strings.Contains(conf, "/etc/nats") {
+		t.Fatalf("nats.conf's tls block names files the test does not replace:\n%s", conf)
+	}
+	return conf + "\n"
 }
 
 // cliEnv is cli with extra environment variables.
