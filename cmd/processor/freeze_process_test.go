@@ -244,6 +244,9 @@ func (r *freezeRig) finish(t *testing.T, frozenAt time.Time, maxWait time.Durati
 	gap := r.rec.longestGap()
 	t.Logf("requests %d, outcomes %v, longest wait for an outcome %s (%s), longest gap without an outcome %s, run %s",
 		r.rec.requestCount(), r.rec.kindCounts(), wait.Round(time.Millisecond), id, gap.Round(time.Millisecond), time.Since(r.began).Round(time.Second))
+	t.Logf("that request: sent %s after the freeze, its outcome made %s after it was sent, read %s after that",
+		r.rec.sentAt(id).Sub(frozenAt).Round(time.Millisecond), r.rec.producedAt(id).Sub(r.rec.sentAt(id)).Round(time.Millisecond),
+		wait-r.rec.producedAt(id).Sub(r.rec.sentAt(id)).Round(time.Millisecond))
 	if wait > maxWait {
 		t.Errorf("request %s waited %s for its outcome (%s after the freeze), want at most %s", id, wait, r.rec.sentAt(id).Sub(frozenAt).Round(time.Millisecond), maxWait)
 	}
@@ -403,6 +406,12 @@ func (r *outcomeRecord) countSentBetween(from, to time.Time) int {
 		}
 	}
 	return n
+}
+
+func (r *outcomeRecord) producedAt(id string) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.produced[id]
 }
 
 func (r *outcomeRecord) sentAt(id string) time.Time {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -218,12 +219,13 @@ type outcomeRecord struct {
 	outcomes  map[string][]time.Time
 	arrivals  []time.Time
 	kinds     map[string]int
+	produced  map[string]time.Time // the first outcome's occurred_at
 	seq       uint64
 	followErr error
 }
 
 func newOutcomeRecord() *outcomeRecord {
-	return &outcomeRecord{sent: map[string]time.Time{}, outcomes: map[string][]time.Time{}, kinds: map[string]int{}}
+	return &outcomeRecord{sent: map[string]time.Time{}, outcomes: map[string][]time.Time{}, kinds: map[string]int{}, produced: map[string]time.Time{}}
 }
 
 // follow reads every terminal outcome from the start of the events stream
@@ -238,6 +240,12 @@ func (r *outcomeRecord) follow(ctx context.Context, js jetstream.JetStream) <-ch
 			defer r.mu.Unlock()
 			now := time.Now()
 			r.outcomes[ev.RequestID()] = append(r.outcomes[ev.RequestID()], now)
+			var header struct {
+				OccurredAt time.Time `json:"occurred_at"`
+			}
+			if _, seen := r.produced[ev.RequestID()]; !seen && json.Unmarshal(ev.Raw, &header) == nil {
+				r.produced[ev.RequestID()] = header.OccurredAt
+			}
 			r.arrivals = append(r.arrivals, now)
 			kind := ev.Kind
 			if ev.Failed != nil {
