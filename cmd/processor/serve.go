@@ -279,12 +279,15 @@ func connectOrEmbed(cfg serveConfig, log *slog.Logger, closed nats.ConnHandler) 
 	if cfg.natsUser != "" {
 		handlers = append(handlers, nats.UserInfo(cfg.natsUser, cfg.natsPassword.value))
 	}
-	opts, err := cfg.nats.options()
+	opts, err := cfg.nats.conn.NATSOptions()
 	if err != nil {
 		return nil, "", nil, err
 	}
 	handlers = append(opts, handlers...)
 	if cfg.nats.url != "" {
+		if cfg.nats.creds != "" {
+			handlers = append(handlers, nats.UserCredentials(cfg.nats.creds))
+		}
 		nc, err := nats.Connect(cfg.nats.url, handlers...)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("connect to NATS at %s: %w", cfg.nats.url, err)
