@@ -253,6 +253,10 @@ func (r *freezeRig) finish(t *testing.T, frozenAt time.Time, maxWait time.Durati
 	if r.rec.kindCounts()["failed:"+events.CodeProviderUnavailable] > 0 {
 		t.Errorf("requests failed with %s: %v", events.CodeProviderUnavailable, r.rec.kindCounts())
 	}
+	// A node that was frozen answers reads (KV gets are direct gets, served
+	// by any replica) before it has caught up: audit once every replica is
+	// current, as an operator would after an incident.
+	waitFor(r.ctx, t, func() error { return replicasCurrent(r.ctx, r.js) })
 	code, out, errOut := cli(t, "audit", "verify", "--nats-url", r.urls, "--json", "--timeout", "1m")
 	if code != 0 {
 		t.Errorf("audit verify: exit %d\n%s\n%s", code, out, errOut)
@@ -265,6 +269,28 @@ func (r *freezeRig) finish(t *testing.T, frozenAt time.Time, maxWait time.Durati
 		t.Errorf("audit verify: %d lanes, %d breaks; want a lane for most of the %d requests and none broken", len(report.Lanes), report.Breaks, r.rec.requestCount())
 	}
 	t.Logf("audit verify: %d lanes, %d breaks", len(report.Lanes), report.Breaks)
+}
+
+// replicasCurrent reports nil once every stream (buckets included) has a
+// leader and every other replica is current, with nothing left to catch up.
+func replicasCurrent(ctx context.Context, js jetstream.JetStream) error {
+	names := js.StreamNames(ctx)
+	for name := range names.Name() {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			return err
+		}
+		c := st.CachedInfo().Cluster
+		if c == nil || c.Leader == "" {
+			return fmt.Errorf("stream %s has no leader", name)
+		}
+		for _, p := range c.Replicas {
+			if !p.Current || p.Offline || p.Lag > 0 {
+				return fmt.Errorf("stream %s: replica %s is behind (current %v, lag %d)", name, p.Name, p.Current, p.Lag)
+			}
+		}
+	}
+	return names.Err()
 }
 
 // servingNode is a node a processor is connected to.
