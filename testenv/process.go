@@ -22,6 +22,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// routePings is the cluster block's ping setting of the nodes. A server
+// pings its routes at most every 30 s, and drops one only after two
+// unanswered pings: a frozen peer stays in the others' interest for a
+// minute or more, and every direct get (a KV read, answered by any
+// replica) they route to it is lost, about a third of them on three
+// nodes. Pinging every 2 s with 3 outstanding drops it within 8 s.
+const routePings = "  ping_interval: \"2s\"\n  ping_max: 3\n"
+
 // buildTimeout bounds building the nats-server binary; with the module and
 // build caches warm it takes seconds.
 const buildTimeout = 2 * time.Minute
@@ -58,7 +66,9 @@ func ProcessCluster(t testing.TB, n int) *ProcessClusterEnv {
 	t.Cleanup(c.killAll)
 	for i := range n {
 		name := "cairn-proc-" + strconv.Itoa(i+1)
-		conf := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\nhttp: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\ncluster {\n  name: \"cairn-proc\"\n  listen: \"127.0.0.1:%d\"\n  routes: [%s]\n}\n",
+		// Routes ping as Cairn's nats.conf advises, so that the nodes drop
+		// a frozen peer within 8 s (see routePings).
+		conf := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\nhttp: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\ncluster {\n  name: \"cairn-proc\"\n  listen: \"127.0.0.1:%d\"\n  routes: [%s]\n"+routePings+"}\n",
 			name, ports[i], ports[2*n+i], t.TempDir(), ports[n+i], strings.Join(routes, ", "))
 		path := filepath.Join(t.TempDir(), name+".conf")
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
