@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +21,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// routePings is the cluster block's ping setting of the nodes. A server
+// pings its routes at most every 30 s, and drops one only after two
+// unanswered pings: a frozen peer stays in the others' interest for a
+// minute or more, and every direct get (a KV read, answered by any
+// replica) they route to it is lost, about a third of them on three
+// nodes. Pinging every 2 s with 3 outstanding drops it within 8 s.
+const routePings = "  ping_interval: \"2s\"\n  ping_max: 3\n"
 
 // buildTimeout bounds building the nats-server binary; with the module and
 // build caches warm it takes seconds.
@@ -57,7 +66,9 @@ func ProcessCluster(t testing.TB, n int) *ProcessClusterEnv {
 	t.Cleanup(c.killAll)
 	for i := range n {
 		name := "cairn-proc-" + strconv.Itoa(i+1)
-		conf := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\nhttp: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\ncluster {\n  name: \"cairn-proc\"\n  listen: \"127.0.0.1:%d\"\n  routes: [%s]\n}\n",
+		// Routes ping as Cairn's nats.conf advises, so that the nodes drop
+		// a frozen peer within 8 s (see routePings).
+		conf := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\nhttp: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\ncluster {\n  name: \"cairn-proc\"\n  listen: \"127.0.0.1:%d\"\n  routes: [%s]\n"+routePings+"}\n",
 			name, ports[i], ports[2*n+i], t.TempDir(), ports[n+i], strings.Join(routes, ", "))
 		path := filepath.Join(t.TempDir(), name+".conf")
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
@@ -217,6 +228,37 @@ func (c *ProcessClusterEnv) StreamLeader(t testing.TB, stream string) int {
 	return -1
 }
 
+// NodesServing lists the nodes that have a client named name connected,
+// as their monitoring endpoint /connz shows them.
+func (c *ProcessClusterEnv) NodesServing(t testing.TB, name string) []int {
+	t.Helper()
+	client := http.Client{Timeout: 2 * time.Second}
+	var nodes []int
+	for i, m := range c.monitors {
+		resp, err := client.Get(m + "/connz?limit=1024")
+		if err != nil {
+			t.Fatalf("testenv: node %d /connz: %v", i, err)
+		}
+		var connz struct {
+			Conns []connInfo `json:"connections"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&connz)
+		_ = resp.Body.Close()
+		if err != nil {
+			t.Fatalf("testenv: node %d /connz: %v", i, err)
+		}
+		if slices.ContainsFunc(connz.Conns, func(cn connInfo) bool { return cn.Name == name }) {
+			nodes = append(nodes, i)
+		}
+	}
+	return nodes
+}
+
+// connInfo is what NodesServing reads of a /connz connection.
+type connInfo struct {
+	Name string `json:"name"`
+}
+
 // Kill ends node i with SIGKILL, as a crash would, and waits for it to exit.
 func (c *ProcessClusterEnv) Kill(t testing.TB, i int) {
 	t.Helper()
@@ -225,8 +267,50 @@ func (c *ProcessClusterEnv) Kill(t testing.TB, i int) {
 	}
 }
 
+// Freeze stops node i with SIGSTOP, as a paused VM or a stalled disk
+// would: its sockets stay open and nothing answers. Thaw wakes it; the
+// test's cleanup wakes every frozen node before it kills them.
+func (c *ProcessClusterEnv) Freeze(t testing.TB, i int) {
+	t.Helper()
+	if err := Freeze(c.nodes[i]); err != nil {
+		t.Fatalf("testenv: freeze node %d: %v", i, err)
+	}
+}
+
+// Thaw wakes node i with SIGCONT.
+func (c *ProcessClusterEnv) Thaw(t testing.TB, i int) {
+	t.Helper()
+	if err := Thaw(c.nodes[i]); err != nil {
+		t.Fatalf("testenv: thaw node %d: %v", i, err)
+	}
+}
+
+// Freeze stops a started process with SIGSTOP. It is for any process a test
+// starts (a processor, too); the caller thaws it before killing it, or the
+// kill waits for nothing.
+func Freeze(cmd *exec.Cmd) error {
+	return signal(cmd, syscall.SIGSTOP)
+}
+
+// Thaw wakes a process Freeze stopped; one that already exited is not an
+// error.
+func Thaw(cmd *exec.Cmd) error {
+	return signal(cmd, syscall.SIGCONT)
+}
+
+func signal(cmd *exec.Cmd, sig syscall.Signal) error {
+	if cmd.ProcessState != nil {
+		return nil
+	}
+	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
 func (c *ProcessClusterEnv) killAll() {
 	for _, cmd := range c.nodes {
+		_ = Thaw(cmd)
 		_ = kill(cmd)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -27,11 +28,36 @@ const defaultNATSURL = "nats://127.0.0.1:4222"
 type natsFlags struct {
 	url   string
 	creds string
+	conn  events.ConnOptions
 }
 
 func (n *natsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&n.url, "nats-url", defaultNATSURL, "NATS server URL(s), comma-separated (also NATS_URL); user:password@ in the URL authenticates")
 	fs.StringVar(&n.creds, "nats-creds", "", "NATS credentials file (JWT + nkey seed)")
+	n.registerConn(fs)
+}
+
+// registerConn adds the liveness and TLS flags every connecting command
+// shares.
+func (n *natsFlags) registerConn(fs *flag.FlagSet) {
+	fs.DurationVar(&n.conn.PingInterval, "nats-ping-interval", events.DefaultPingInterval, "ping the NATS server this often; with --nats-max-pings-outstanding it bounds how long a connection to a frozen server stays up before moving to another")
+	fs.IntVar(&n.conn.MaxPingsOutstanding, "nats-max-pings-outstanding", events.DefaultMaxPingsOutstanding, "unanswered pings after which the connection is dropped and made again to another server: a frozen server is left within (this + 1) × --nats-ping-interval")
+	fs.StringVar(&n.conn.TLSCA, "nats-tls-ca", "", "PEM file of the CA(s) that sign the NATS servers' certificates (a private CA); requires TLS")
+	fs.StringVar(&n.conn.TLSCert, "nats-tls-cert", "", "PEM file of this client's certificate, for servers that verify clients (mutual TLS); needs --nats-tls-key")
+	fs.StringVar(&n.conn.TLSKey, "nats-tls-key", "", "PEM file of the key of --nats-tls-cert")
+}
+
+// options are the nats.go options of the connection flags: liveness, TLS
+// and credentials.
+func (n *natsFlags) options() ([]nats.Option, error) {
+	opts, err := n.conn.NATSOptions()
+	if err != nil {
+		return nil, fmt.Errorf("--nats-ping-interval, --nats-max-pings-outstanding or --nats-tls-*: %w", err)
+	}
+	if n.creds != "" {
+		opts = append(opts, nats.UserCredentials(n.creds))
+	}
+	return opts, nil
 }
 
 // natsEnv maps standard environment variables onto the connection flags.
@@ -40,10 +66,11 @@ var natsEnv = map[string]string{"NATS_URL": "nats-url"}
 // dial opens a client connection, as the named client, that reconnects
 // forever, and bounds ctx by timeout (withTimeout); done closes both.
 func (n *natsFlags) dial(ctx context.Context, name string, timeout time.Duration) (_ context.Context, _ jetstream.JetStream, done func(), _ error) {
-	opts := []nats.Option{nats.Name("cairn " + name), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}
-	if n.creds != "" {
-		opts = append(opts, nats.UserCredentials(n.creds))
+	opts, err := n.options()
+	if err != nil {
+		return nil, nil, nil, err
 	}
+	opts = append(opts, nats.Name("cairn "+name), nats.MaxReconnects(-1), nats.Timeout(5*time.Second))
 	nc, err := nats.Connect(n.url, opts...)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `processor serve` running?)", n.url, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,8 +27,9 @@ const (
 	// killLoopAckWait is above killLoopMaxGap on purpose: requests a killed
 	// process held come back only after it, so a restarted process that
 	// received nothing until then (MaxAckPending equal to the workers) shows
-	// as a gap over the limit. It is below the 60 s default only to keep the
-	// run short, as the last kill's requests are waited for.
+	// as a gap over the limit. It is above the 10 s default for that reason
+	// alone, and short enough to keep the run short, as the last kill's
+	// requests are waited for.
 	killLoopAckWait = 20 * time.Second
 	// killLoopBudget bounds the whole run.
 	killLoopBudget = 85 * time.Second
@@ -217,12 +219,13 @@ type outcomeRecord struct {
 	outcomes  map[string][]time.Time
 	arrivals  []time.Time
 	kinds     map[string]int
+	produced  map[string]time.Time // the first outcome's occurred_at
 	seq       uint64
 	followErr error
 }
 
 func newOutcomeRecord() *outcomeRecord {
-	return &outcomeRecord{sent: map[string]time.Time{}, outcomes: map[string][]time.Time{}, kinds: map[string]int{}}
+	return &outcomeRecord{sent: map[string]time.Time{}, outcomes: map[string][]time.Time{}, kinds: map[string]int{}, produced: map[string]time.Time{}}
 }
 
 // follow reads every terminal outcome from the start of the events stream
@@ -237,6 +240,12 @@ func (r *outcomeRecord) follow(ctx context.Context, js jetstream.JetStream) <-ch
 			defer r.mu.Unlock()
 			now := time.Now()
 			r.outcomes[ev.RequestID()] = append(r.outcomes[ev.RequestID()], now)
+			var header struct {
+				OccurredAt time.Time `json:"occurred_at"`
+			}
+			if _, seen := r.produced[ev.RequestID()]; !seen && json.Unmarshal(ev.Raw, &header) == nil {
+				r.produced[ev.RequestID()] = header.OccurredAt
+			}
 			r.arrivals = append(r.arrivals, now)
 			kind := ev.Kind
 			if ev.Failed != nil {

@@ -72,6 +72,7 @@ type serveInfo struct {
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.nats.url, "nats-url", "", "connect to this NATS server or cluster instead of embedding one (also NATS_URL)")
 	fs.StringVar(&c.nats.creds, "nats-creds", "", "NATS credentials file for --nats-url")
+	c.nats.registerConn(fs)
 	fs.StringVar(&c.natsUser, "nats-user", "", "NATS user to connect as (needed with a --nats-config that defines users, e.g. processor)")
 	fs.Var(&c.natsPassword, "nats-password", "password of --nats-user (prefer CAIRN_NATS_PASSWORD: flags show in process lists)")
 	fs.StringVar(&c.dataDir, "data-dir", "./data", "embedded server: JetStream file storage directory")
@@ -85,7 +86,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.processor.Workers, "workers", c.processor.Workers, "requests this process works on at once")
 	fs.IntVar(&c.processor.MaxAckPending, "max-ack-pending", 0, "requests delivered and not settled across all replicas sharing the consumer, those a killed replica left until --ack-wait ends included; pulls stay bounded by free workers (default 32 × --workers; with several replicas, 32 × the sum of their --workers)")
 	fs.IntVar(&c.processor.CommitConcurrency, "commit-concurrency", 0, "requests committing at once after their model call, first come first served (default two per CPU, at most --workers)")
-	fs.DurationVar(&c.processor.AckWait, "ack-wait", c.processor.AckWait, "time before an unacknowledged request is redelivered; InProgress is sent every third of it")
+	fs.DurationVar(&c.processor.AckWait, "ack-wait", c.processor.AckWait, "time before an unacknowledged request is redelivered, so a replica that stops (killed or frozen) loses its requests to the others after at most this; InProgress is sent every third of it, so a long model call keeps its request")
 	fs.IntVar(&c.processor.MaxDeliver, "max-deliver", c.processor.MaxDeliver, "deliveries of one request before it fails with provider_unavailable")
 	fs.StringVar(&c.processor.OnUncertain, "on-uncertain", c.processor.OnUncertain, "when an earlier model call may still run: retry (after its deadline) or fail (provider_attempt_uncertain)")
 	fs.DurationVar(&c.processor.AttemptTimeout, "attempt-timeout", c.processor.AttemptTimeout, "bound of one attempt of a request, model calls included")
@@ -131,6 +132,12 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	}
 	if err := cfg.topology().Validate(); err != nil {
 		return usageError(io, "processor serve: --replicas, --duplicate-window or --ledger-ttl: %v", err)
+	}
+	if err := cfg.nats.conn.Validate(); err != nil {
+		return usageError(io, "processor serve: %v", err)
+	}
+	if cfg.nats.url == "" && cfg.nats.conn.UsesTLS() {
+		return usageError(io, "processor serve: --nats-tls-* apply to --nats-url; the embedded server takes its TLS from --nats-config")
 	}
 	if cfg.tokenCacheEntries < 2 {
 		return usageError(io, "processor serve: --token-cache-entries must be at least 2, got %d", cfg.tokenCacheEntries)
@@ -314,6 +321,11 @@ func connectOrEmbed(cfg serveConfig, log *slog.Logger, closed nats.ConnHandler) 
 	if cfg.natsUser != "" {
 		handlers = append(handlers, nats.UserInfo(cfg.natsUser, cfg.natsPassword.value))
 	}
+	opts, err := cfg.nats.conn.NATSOptions()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	handlers = append(opts, handlers...)
 	if cfg.nats.url != "" {
 		if cfg.nats.creds != "" {
 			handlers = append(handlers, nats.UserCredentials(cfg.nats.creds))

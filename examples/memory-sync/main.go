@@ -31,7 +31,12 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	nc, err := nats.Connect(*url, nats.MaxReconnects(-1))
+	// Cairn's liveness settings: a frozen server is left within 8 s.
+	connOpts, err := events.ConnOptions{}.NATSOptions()
+	if err != nil {
+		log.Fatal(err)
+	}
+	nc, err := nats.Connect(*url, append(connOpts, nats.MaxReconnects(-1))...)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -104,6 +104,9 @@ func (p *Processor) readEventsObject(ctx context.Context, name string) (json.Raw
 // fetchEventsObject reads the object once: its recorded size is checked
 // before any byte is read, and the read is capped.
 func (p *Processor) fetchEventsObject(ctx context.Context, name string) ([]byte, error) {
+	// An object of many megabytes may take longer than one call's timeout.
+	ctx, cancel := withAttemptBound(ctx)
+	defer cancel()
 	store := p.stores.Lanes
 	info, err := store.GetInfo(ctx, name)
 	if err != nil {

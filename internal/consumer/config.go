@@ -66,7 +66,10 @@ type Config struct {
 	AttemptTimeout time.Duration
 	// MaxEventsObjectBytes bounds a claim-checked events object (1KiB..1GiB).
 	MaxEventsObjectBytes int64
-	// PullWait is how long one pull waits for messages (100ms..30s).
+	// PullWait is how long one pull waits for messages (100ms..30s). A
+	// pull sent to a consumer leader that froze is lost until it expires,
+	// so it also bounds how long a processor waits on a dead leader once
+	// another has been elected.
 	PullWait time.Duration
 	// PullGather is how long a pull may wait, while requests are backed
 	// up and others wait for a commit slot, for half the workers to
@@ -97,13 +100,13 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Workers:              8,
-		AckWait:              60 * time.Second,
+		AckWait:              10 * time.Second,
 		MaxDeliver:           6,
 		NakBackoff:           []time.Duration{2 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute},
 		OnUncertain:          OnUncertainRetry,
 		AttemptTimeout:       10 * time.Minute,
 		MaxEventsObjectBytes: 64 << 20,
-		PullWait:             5 * time.Second,
+		PullWait:             2 * time.Second,
 		PullGather:           5 * time.Millisecond,
 		DrainTimeout:         30 * time.Second,
 		HeadAttempts:         10,

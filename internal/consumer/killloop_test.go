@@ -76,7 +76,8 @@ func (e *env) steadyRequests(t *testing.T, interval time.Duration, limit int) {
 // on the consumer until their AckWait runs out. Those must not take every
 // slot of MaxAckPending: the restarted processor has to receive new
 // requests at once, through a loop of kills, with Cairn's default
-// MaxAckPending and AckWait.
+// MaxAckPending. AckWait is longer than the run, so that every kill's
+// orphans are still pending at its end, as after kills within one AckWait.
 func TestKillLoopKeepsOutcomesFlowing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts a processor for about a minute at most")
@@ -97,7 +98,8 @@ func TestKillLoopKeepsOutcomesFlowing(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 
-	cfg := DefaultConfig() // AckWait and MaxAckPending as Cairn runs them
+	cfg := DefaultConfig() // MaxAckPending as Cairn runs it
+	cfg.AckWait = 2 * time.Minute
 	cfg.Workers = 4
 	cfg.PullWait = 500 * time.Millisecond
 	cfg.DrainTimeout = 2 * time.Second
