@@ -81,7 +81,7 @@ func DefaultConfig() Config {
 	return Config{
 		Workers:        4,
 		MaxFacts:       32,
-		AckWait:        45 * time.Second,
+		AckWait:        10 * time.Second,
 		ExtractTimeout: 2 * time.Minute,
 		Retry:          []time.Duration{5 * time.Second, 30 * time.Second},
 		PullWait:       2 * time.Second,
