@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -190,8 +191,12 @@ func TestWorkerRoutesTenantToModel(t *testing.T) {
 	for _, m := range msgs {
 		ev := decodeFlushed(t, m.Data)
 		byHead[ev.HeadEntryID] = ev.Extractor
-		if ev.Extractor == "model" && (ev.Count != 1 || ev.Facts[0].Body != "Acme runs in eu-west-1" || ev.Facts[0].Topics[0] != "infra") {
+		if ev.Extractor == "model" && (ev.Count != 1 || ev.Facts[0].Body != "Acme runs in eu-west-1" || ev.Facts[0].Topics[0] != "infra" ||
+			ev.Facts[0].Kind != KindNote || ev.Coverage != (Coverage{EntriesCut: 4, EntriesRead: 4, Complete: true, ModelCalls: 1})) {
 			t.Fatalf("model flush = %+v", ev)
+		}
+		if ev.Extractor == "heuristic" && (ev.Coverage != Coverage{EntriesCut: 4, EntriesRead: 4, Complete: true}) {
+			t.Fatalf("heuristic flush coverage = %+v", ev.Coverage)
 		}
 	}
 	if byHead["ckpt-0001"] != "model" || byHead["ckpt-0002"] != "heuristic" {
@@ -218,5 +223,32 @@ func TestBadReplyNamesTheRule(t *testing.T) {
 		if e == nil || e.Code != errcode.HarvestBadReply || e.Details["rule"] != rule {
 			t.Errorf("Parse(%.30q) = %v, want bad_reply with rule %s", reply, err, rule)
 		}
+	}
+}
+
+// A model extractor with fewer calls than its cut needs windows reads what
+// it can, oldest first, and memory.flushed says how far it got.
+func TestWorkerFlushSaysHowMuchTheModelRead(t *testing.T) {
+	e := newEnv(t)
+	fake := testenv.OpenAI(t)
+	fake.SetDefault(testenv.ReplyJSON(`{"facts":[]}`, testenv.Usage{PromptTokens: 6000, CompletionTokens: 5}))
+	m := newModel(t, fake)
+	m.maxCalls = 1
+	cfg := e.testConfig(t)
+	cfg.Extractors = routerOf(t, m)
+	e.startWorker(t, cfg)
+
+	var entries []Entry
+	for i := range 40 {
+		entries = append(entries, Entry{ID: fmt.Sprintf("e%d", i), Role: "user", Content: strings.Repeat("words ", 200)})
+	}
+	e.publishJob(t, BuildJob("conv-1", "ckpt-long", Scope{Kind: "thread", ID: "c"}, entries), "")
+	ev := decodeFlushed(t, e.waitEvents(t, 1)[0].Data)
+	cov := ev.Coverage
+	if cov.Complete || cov.ModelCalls != 1 || cov.EntriesCut != 40 || cov.EntriesRead == 0 || cov.EntriesRead >= 40 {
+		t.Fatalf("coverage = %+v", cov)
+	}
+	if n := len(fake.Requests()); n != 1 {
+		t.Fatalf("%d model calls, want 1", n)
 	}
 }
