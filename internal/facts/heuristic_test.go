@@ -63,6 +63,9 @@ func TestHeuristicStatements(t *testing.T) {
 		{"user", "Please add retries to internal/store/kv.go", ""},
 		{"user", "the admin password is hunter2", ""},
 		{"user", "Maybe we should always squash, not sure yet", ""},
+		{"user", "We favour composition over inheritance here.", KindPreference},
+		{"user", "Keep it short, two sentences at most.", KindPreference},
+		{"user", "I'll keep it short today.", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {

@@ -113,65 +113,85 @@ func containsAny(s string, lits []string) bool {
 // false when it finds no such set (re can match without any literal, or
 // the set would be too large).
 func required(re *syntax.Regexp) ([]string, bool) {
+	lits, ok, _ := literals(re)
+	return lits, ok
+}
+
+// literals is required, and whether the set is exact: every match of re
+// is one of the literals, so that neighbours in a concatenation may be
+// joined to it.
+func literals(re *syntax.Regexp) (lits []string, ok, exact bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
 		if re.Flags&syntax.FoldCase != 0 {
-			return nil, false
+			return nil, false, false
 		}
-		return []string{string(re.Rune)}, true
+		return []string{string(re.Rune)}, true, true
 	case syntax.OpCharClass:
-		return classLiterals(re.Rune)
-	case syntax.OpCapture, syntax.OpPlus:
-		return required(re.Sub[0])
+		lits, ok := classLiterals(re.Rune)
+		return lits, ok, ok
+	case syntax.OpCapture:
+		return literals(re.Sub[0])
+	case syntax.OpPlus:
+		lits, ok, _ := literals(re.Sub[0])
+		return lits, ok, false
 	case syntax.OpRepeat:
 		if re.Min < 1 {
-			return nil, false
+			return nil, false, false
 		}
-		return required(re.Sub[0])
+		lits, ok, _ := literals(re.Sub[0])
+		return lits, ok, false
 	case syntax.OpAlternate:
 		var out []string
+		exact := true
 		for _, sub := range re.Sub {
-			lits, ok := required(sub)
+			lits, ok, ex := literals(sub)
 			if !ok {
-				return nil, false
+				return nil, false, false
 			}
 			out = append(out, lits...)
+			exact = exact && ex
 		}
-		return out, len(out) <= maxLiterals
+		return out, len(out) <= maxLiterals, exact
 	case syntax.OpConcat:
 		return concatLiterals(re.Sub)
 	}
-	return nil, false
+	return nil, false, false
 }
 
-// concatLiterals joins adjacent required literal sets of a concatenation
-// by their cross product, and returns the run whose shortest literal is
-// longest: the most selective.
-func concatLiterals(subs []*syntax.Regexp) ([]string, bool) {
+// concatLiterals joins adjacent exact literal sets of a concatenation by
+// their cross product, and returns the run whose shortest literal is
+// longest: the most selective. The result is exact when the whole
+// concatenation is one run of exact sets.
+func concatLiterals(subs []*syntax.Regexp) ([]string, bool, bool) {
 	var best, run []string
-	bestLen := 0
+	bestLen, runExact, runs := 0, false, 0
 	flush := func() {
-		if n := shortest(run); run != nil && n > bestLen {
+		if run == nil {
+			return
+		}
+		runs++
+		if n := shortest(run); n > bestLen {
 			best, bestLen = run, n
 		}
 		run = nil
 	}
+	allExact := true
 	for _, sub := range subs {
-		lits, ok := required(sub)
+		lits, ok, exact := literals(sub)
+		allExact = allExact && ok && exact
 		switch {
 		case !ok:
 			flush()
-		case run == nil:
-			run = lits
-		case len(run)*len(lits) <= maxLiterals:
+		case run != nil && runExact && exact && len(run)*len(lits) <= maxLiterals:
 			run = cross(run, lits)
 		default:
 			flush()
-			run = lits
+			run, runExact = lits, exact
 		}
 	}
 	flush()
-	return best, best != nil
+	return best, best != nil, allExact && runs == 1
 }
 
 func cross(a, b []string) []string {

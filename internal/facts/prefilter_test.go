@@ -57,6 +57,9 @@ func TestRequiredLiterals(t *testing.T) {
 		{`never|\d+`, nil},
 		{`(?i)never`, nil},
 		{`只(?:用|按)`, []string{"只用", "只按"}},
+		// An optional letter breaks a run: "favo" is required, "favor" is not.
+		{`\b(?:favou?r|favou?rs)\b`, []string{"favo"}},
+		{`ab+c`, []string{"a"}},
 	}
 	for _, tt := range tests {
 		m := newMatcher(tt.expr)

@@ -177,6 +177,8 @@ var rules = []rule{
 	{name: "preference/imperative", kind: KindPreference, weight: 1.5,
 		re:     re(`^(?:please\s+)?(?:use|keep|stick to|stick with|prefer|write|reply|answer|respond|format|name|prefix|default to|put|store|pin|target|call|address|refer to)\s+\S`),
 		unless: re(`^(?:please\s+)?[\w ]+?\s+(?:it|this|that|these|those|them|me|a|an|one|some)\b`)},
+	{name: "preference/habit", kind: KindPreference, weight: 2,
+		re: re(`\bwe(?:'re| are)\s+an?\s+[\w.+#-]+\s+(?:shop|house)\b|\b(?:favou?r|favou?rs|lean towards|leans towards|our go-to|my go-to)\b|\bkeep (?:it|them|things|everything|answers|replies|responses|messages|prs|commits|functions|lines|sentences)\s+(?:short|brief|small|concise|simple|plain|under|below)\b`)},
 	{name: "preference/style", kind: KindPreference, weight: 2,
 		re:     re(`^(?:please\s+)?(?:always\s+)?(?:keep|use|sign|address|format|reply|respond|answer|round|name|prefix|quote|cite|spell|capitali[sz]e|default|avoid|omit|stick|leave out|write)\b.*\b(?:tone|format|formatting|style|replies|reply|emails?|messages?|answers?|commit messages?|names?|dates?|numbers?|percentages?|units?|decimals?|currency|time ?zones?|language|english|chinese|headings?|titles?|subject lines?|bullets?|summaries|summary|changelogs?|comments?|signature|greetings?|sign-offs?|words|sentences|paragraphs|emojis?|exclamation marks?)\b`),
 		unless: re(`^(?:please\s+)?(?:always\s+)?\w+\s+(?:a|an|this|that|it|these|those|me|one)\b`)},
