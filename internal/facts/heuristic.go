@@ -171,15 +171,6 @@ func Explain(e Entry) []Verdict {
 	return out
 }
 
-// judge returns the candidate a statement yields, if it is kept.
-func judge(s statement, assistant bool) (Candidate, bool) {
-	v := weigh(s, assistant, false)
-	if !v.Kept {
-		return Candidate{}, false
-	}
-	return candidate(s, v, ""), true
-}
-
 // candidate is the fact a kept statement proposes.
 func candidate(s statement, v Verdict, entryID string) Candidate {
 	return Candidate{

@@ -100,8 +100,10 @@ func TestHeuristicTitlesAndTopics(t *testing.T) {
 		{"记住：生产环境的 Redis 只读，不要写入。", "生产环境的 Redis 只读，不要写入", []string{"redis"}},
 	}
 	for _, tt := range tests {
-		c, ok := judge(statements(tt.text)[0], false)
-		if !ok {
+		s := statements(tt.text)[0]
+		v := weigh(s, false, false)
+		c := candidate(s, v, "")
+		if !v.Kept {
 			t.Fatalf("%q not kept", tt.text)
 		}
 		if c.Title != tt.title {
