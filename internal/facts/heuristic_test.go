@@ -62,6 +62,8 @@ func TestHeuristicStatements(t *testing.T) {
 		{"user", "Let me check the logs and the deploy script.", ""},
 		{"user", "Please add retries to internal/store/kv.go", ""},
 		{"user", "the admin password is hunter2", ""},
+		{"user", "the staging admin login is ops@example.org / Tulip#2024 if you want to look yourself.", ""},
+		{"user", "creds: deploy-bot / x7Kq9", ""},
 		{"user", "Maybe we should always squash, not sure yet", ""},
 		{"user", "We favour composition over inheritance here.", KindPreference},
 		{"user", "Keep it short, two sentences at most.", KindPreference},

@@ -249,10 +249,11 @@ var (
 	// ("the token is ghp_..."); "the key is stored in Vault" is a fact.
 	secretAssignment = re(`[=:]\s*\[redacted:`)
 	secretDisclosure = re(`\b(?:password|passwd|passphrase|token|api key|apikey|api-key|secret|credentials?|private key|access key|secret key|key|pat)s?\s*(?:is|are|=|:)\s`)
-	passwordValue    = re(`\b(?:password|passwd|passphrase)s?\s*(?:is|are|=|:)\s*\S+`)
-	secretWhere      = re(`\b(?:password|passwd|passphrase|token|api key|apikey|api-key|secret|credentials?|private key|access key|secret key|pat)s?\s*(?:is|are)\s+(?:stored|kept|managed|rotated|available|in|under|at|on|only|never|read|loaded|injected|provided|set)\b`)
-	secretHan        = re(`(?:密码|口令)\s*(?:是|为|=|:|：|给你|发你|发给你)|(?:密码|密钥|令牌|口令|token|key)[^，。]{0,4}(?:在这|如下|给你|发你)`)
-	tokenHan         = re(`(?:密钥|令牌|token|key)\s*(?:是|为|=|:|：)\s*(?:\[redacted|[a-z0-9_-]{16,})`)
+	// passwordValue is a password told, or a login told as "user / password".
+	passwordValue = re(`\b(?:password|passwd|passphrase|passcode|pwd|pw)s?\s*(?:is|are|=|:)\s*\S+|\b(?:login|logins|creds|credentials|account|user ?/ ?pass(?:word)?)\s*(?:is|are|=|:)\s*\S+\s*/\s*\S+`)
+	secretWhere   = re(`\b(?:password|passwd|passphrase|token|api key|apikey|api-key|secret|credentials?|private key|access key|secret key|pat)s?\s*(?:is|are)\s+(?:stored|kept|managed|rotated|available|in|under|at|on|only|never|read|loaded|injected|provided|set)\b`)
+	secretHan     = re(`(?:密码|口令)\s*(?:是|为|=|:|：|给你|发你|发给你)|(?:密码|密钥|令牌|口令|token|key)[^，。]{0,4}(?:在这|如下|给你|发你)`)
+	tokenHan      = re(`(?:密钥|令牌|token|key)\s*(?:是|为|=|:|：)\s*(?:\[redacted|[a-z0-9_-]{16,})`)
 )
 
 // task is a request for work now ("Please add retries to kv.go", "Fix the
