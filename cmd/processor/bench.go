@@ -112,8 +112,19 @@ type benchReport struct {
 	Heap []heapSample `json:"heap"`
 	// Baseline is the comparison with the baseline loop (--baseline).
 	Baseline *baselineReport `json:"baseline,omitempty"`
+	// Harvests counts the harvest jobs of the run (one per request activated
+	// as compacted), HarvestsFlushed and HarvestsFailed how they ended,
+	// FactsStored the facts their memory.flushed events stored, and
+	// HarvestTail how long after the last outcome the last one ended.
+	Harvests        int           `json:"harvests"`
+	HarvestsFlushed int           `json:"harvests_flushed"`
+	HarvestsFailed  int           `json:"harvests_failed"`
+	FactsStored     int           `json:"facts_stored"`
+	HarvestTail     time.Duration `json:"harvest_tail_ns"`
 	// sizes are what the run wrote, read back for the baseline.
 	sizes baseline.Sizes
+	// compacted are the requests activated as compacted.
+	compacted map[string]bool
 }
 
 // heapSample is one reading of the runtime's memory classes, in MiB.
@@ -177,7 +188,7 @@ func runBench(ctx context.Context, args []string, io stdio) int {
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "give up after this long")
 	fs.StringVar(&c.natsURL, "nats-url", "", "run against this NATS server instead of an embedded one, so that the resident memory reported is the processor's alone")
 	fs.StringVar(&c.tokenizer, "tokenizer", "", "name this tokenizer as every request's model_profile.tokenizer (o200k_base, cl100k_base, gpt-4o, ...), so the processor counts tokens; window and thresholds stay those of the lane in bytes, so the plan is the same. Empty: none named, budgeted in bytes")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured span (first publish to last outcome) to this file, for go tool pprof")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile from the first publish to the last harvest to this file, for go tool pprof; samples carry the label cairn_stage (compact, harvest, relay): go tool pprof -tags FILE splits them")
 	fs.DurationVar(&c.deadline, "deadline", 0, "give every request a deadline_at this long after its body is generated (0: none); requests still unfinished then fail with deadline_exceeded")
 	fs.DurationVar(&c.progressEvery, "progress-every", 5*time.Second, "count the outcomes that arrived on stderr this often (0: never)")
 	fs.BoolVar(&c.baseline, "baseline", false, "after Cairn's run, run a loop doing only the JetStream work a request needs (internal/baseline) with the sizes Cairn wrote, on the same number of requests and a fresh server, and print it beside Cairn")
@@ -277,6 +288,10 @@ func printBenchReport(out io.Writer, c benchConfig, report benchReport, asJSON b
 	if report.CPUSeconds > 0 {
 		fmt.Fprintf(io.out, "  process CPU (user + system, first publish to last outcome): %.2f s, %.2f ms per request, %.2f cores\n", report.CPUSeconds, report.CPUPerRequestMs, report.Cores)
 	}
+	if report.Harvests > 0 {
+		fmt.Fprintf(io.out, "  harvest: %d of %d jobs flushed (%d facts stored), %d failed; the last %s after the last outcome\n",
+			report.HarvestsFlushed, report.Harvests, report.FactsStored, report.HarvestsFailed, report.HarvestTail.Round(time.Millisecond))
+	}
 	fmt.Fprintf(io.out, "  publish → activated latency: p50 %.1f ms, p99 %.1f ms\n", report.P50ms, report.P99ms)
 	if c.modelLatency > 0 {
 		ideal := float64(c.workers) / c.modelLatency.Seconds()
@@ -324,6 +339,7 @@ func bench(ctx context.Context, c benchConfig, progress io.Writer) (benchReport,
 	}
 	defer os.RemoveAll(dir)
 	cfg := demoConfig(dir)
+	cfg.harvest.MemoryDir = "" // as serve's default: facts go to the facts bucket only
 	cfg.nats.url = c.natsURL
 	cfg.processor.Workers = c.workers
 	cfg.processor.CommitConcurrency = c.commits
@@ -445,6 +461,7 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	defer stopFollow()
 	stopProgress := showProgress(progress, c.progressEvery, "Cairn", len(ids), func() int { mu.Lock(); defer mu.Unlock(); return arrived })
 	defer stopProgress()
+	harvests := followHarvests(followCtx, js, ids, start)
 	followed := make(chan error, 1)
 	go func() {
 		followed <- events.Follow(followCtx, js, events.FollowOptions{StartTime: &start}, func(ev events.Event) error {
@@ -489,8 +506,78 @@ func measure(ctx context.Context, js jetstream.JetStream, c benchConfig, ids []s
 	slices.Sort(latencies)
 	report.P50, report.P99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
 	report.P50ms, report.P99ms = float64(report.P50.Microseconds())/1000, float64(report.P99.Microseconds())/1000
+	if err == nil {
+		err = harvests.wait(ctx, &report)
+	}
 	report.RSSSamplesMiB, report.Heap = rss.stop()
 	return report, err
+}
+
+// harvestFollower collects the memory events of a run's harvest jobs: a
+// compacted request's job is named by its request id (head_entry_id).
+type harvestFollower struct {
+	done     chan events.Event // each job's first memory event, at most one per request
+	followed chan error
+}
+
+func followHarvests(ctx context.Context, js jetstream.JetStream, ids []string, start time.Time) *harvestFollower {
+	run := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		run[id] = true
+	}
+	h := &harvestFollower{done: make(chan events.Event, len(ids)), followed: make(chan error, 1)}
+	go func() {
+		h.followed <- events.Follow(ctx, js, events.FollowOptions{Stream: events.StreamMemory, StartTime: &start}, func(ev events.Event) error {
+			id := harvestOf(ev)
+			if run[id] {
+				delete(run, id)
+				h.done <- ev
+			}
+			return nil
+		})
+	}()
+	return h
+}
+
+// harvestOf is the request whose harvest job a memory event reports.
+func harvestOf(ev events.Event) string {
+	switch {
+	case ev.MemoryFlushed != nil:
+		return ev.MemoryFlushed.HeadEntryID
+	case ev.MemoryFailed != nil:
+		return ev.MemoryFailed.HeadEntryID
+	}
+	return ""
+}
+
+// wait returns once every compacted request's harvest job has reported,
+// counting them into report, or when ctx ends.
+func (h *harvestFollower) wait(ctx context.Context, report *benchReport) error {
+	outcomesAt := time.Now()
+	pending := maps.Clone(report.compacted)
+	report.Harvests = len(pending)
+	for len(pending) > 0 {
+		select {
+		case ev := <-h.done:
+			id := harvestOf(ev)
+			if !pending[id] {
+				continue
+			}
+			delete(pending, id)
+			report.HarvestTail = time.Since(outcomesAt)
+			if ev.MemoryFlushed != nil {
+				report.HarvestsFlushed++
+				report.FactsStored += ev.MemoryFlushed.Count
+			} else {
+				report.HarvestsFailed++
+			}
+		case err := <-h.followed:
+			return fmt.Errorf("following memory events: %w", err)
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for harvests: %w (%d of %d reported)", ctx.Err(), report.Harvests-len(pending), report.Harvests)
+		}
+	}
+	return nil
 }
 
 // publishEach publishes request i's body(i), all at once or at c.rate
@@ -688,6 +775,12 @@ func (r *benchReport) count(ev events.Event) {
 			r.Statuses = map[string]int{}
 		}
 		r.Statuses[ev.Activated.Status]++
+		if ev.Activated.Status == events.StatusCompacted {
+			if r.compacted == nil {
+				r.compacted = map[string]bool{}
+			}
+			r.compacted[ev.Activated.RequestID] = true
+		}
 		return
 	case ev.Skipped != nil:
 		r.Skipped++

@@ -299,16 +299,23 @@ func TestBenchReportsEveryRequest(t *testing.T) {
 		}
 		var r struct {
 			Requests, Activated, Failed int
-			PerSecond                   float64   `json:"requests_per_second"`
-			Steady                      float64   `json:"steady_requests_per_second"`
-			Rate                        float64   `json:"publish_rate"`
-			RSS                         []float64 `json:"rss_mib"`
+			PerSecond                   float64        `json:"requests_per_second"`
+			Steady                      float64        `json:"steady_requests_per_second"`
+			Rate                        float64        `json:"publish_rate"`
+			RSS                         []float64      `json:"rss_mib"`
+			Statuses                    map[string]int `json:"activated_status"`
+			Harvests                    int            `json:"harvests"`
+			Flushed                     int            `json:"harvests_flushed"`
 		}
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("%v: %v: %s", extra, err, out)
 		}
 		if r.Requests != 6 || r.Activated != 6 || r.Failed != 0 || r.PerSecond <= 0 || r.Steady <= 0 || len(r.RSS) == 0 {
 			t.Fatalf("%v: report %+v", extra, r)
+		}
+		// The run lasts until every compacted request's harvest has flushed.
+		if r.Harvests != r.Statuses["compacted"] || r.Flushed != r.Harvests || r.Harvests == 0 {
+			t.Fatalf("%v: %d harvests, %d flushed, of %v activated", extra, r.Harvests, r.Flushed, r.Statuses)
 		}
 		if wantRate := extra[0] == "--rate"; wantRate != (r.Rate == 100) {
 			t.Fatalf("%v: publish rate %v in the report", extra, r.Rate)

@@ -14,6 +14,7 @@ import (
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
+	"github.com/cairnhq/cairn/internal/telemetry"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -175,7 +176,7 @@ func (p *Processor) work(ctx context.Context, msg jsrun.Msg) jsrun.Decision {
 	defer cancel()
 	defer context.AfterFunc(p.crashed, cancel)()
 	d := newDelivery(msg)
-	_ = p.handle(ctx, d)
+	telemetry.Stage(ctx, telemetry.StageCompact, func(ctx context.Context) { _ = p.handle(ctx, d) })
 	return d.settled
 }
 

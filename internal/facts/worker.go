@@ -185,7 +185,13 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // handle runs one delivery of a job and decides how it is settled: acked
 // once its event is published, retried with NakWithDelay, or given up.
-func (w *Worker) handle(ctx context.Context, msg jsrun.Msg) jsrun.Decision {
+func (w *Worker) handle(ctx context.Context, msg jsrun.Msg) (d jsrun.Decision) {
+	telemetry.Stage(ctx, telemetry.StageHarvest, func(ctx context.Context) { d = w.attempt(ctx, msg) })
+	return d
+}
+
+// attempt is handle's work, under the harvest's profile label.
+func (w *Worker) attempt(ctx context.Context, msg jsrun.Msg) jsrun.Decision {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.ExtractTimeout)
 	defer cancel()
 	job, err := DecodeJob(msg.Data())

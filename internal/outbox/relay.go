@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cairnhq/cairn/internal/pause"
+	"github.com/cairnhq/cairn/internal/telemetry"
 )
 
 // RelayConfig bounds the relay's work.
@@ -140,6 +141,11 @@ func NewRelay(kv jetstream.KeyValue, pub Publisher, cfg RelayConfig, log *slog.L
 // had delivered it already. A revision no writer marked delivered within
 // the grace period is read and delivered then.
 func (r *Relay) Run(ctx context.Context) error {
+	telemetry.Stage(ctx, telemetry.StageRelay, r.run)
+	return nil
+}
+
+func (r *Relay) run(ctx context.Context) {
 	stopClearing := r.startClearing(ctx)
 	defer stopClearing()
 	ticker := time.NewTicker(r.cfg.RetryInterval)
@@ -165,7 +171,6 @@ func (r *Relay) Run(ctx context.Context) error {
 		initial = false
 		_ = w.Stop()
 	}
-	return nil
 }
 
 // scan reads every key's current value and delivers those with records:
