@@ -78,37 +78,30 @@ func entryFacts(e Entry, seen map[string]bool) []Candidate {
 	return out
 }
 
-// recordWords are literals one of which an assistant entry must hold to
-// record anything: a restating opener or a decision rule's word. Nil when
-// some such expression has no literal prefilter.
-var recordWords = func() []string {
-	words := append([]string(nil), restating.lits...)
-	if restating.lits == nil {
-		return nil
-	}
+// recordMatchers are the matchers one of whose literals an assistant entry
+// must hold to record anything: a restating opener or a decision rule.
+// ok is false when some such matcher has no literal prefilter.
+var recordMatchers, recordMatchersOK = func() (set matcherSet, ok bool) {
+	ms := []matcher{restating}
 	for _, r := range rules {
-		if r.kind != KindDecision {
-			continue
+		if r.kind == KindDecision {
+			ms = append(ms, r.re)
 		}
-		if r.re.lits == nil {
-			return nil
-		}
-		words = append(words, r.re.lits...)
 	}
-	return words
+	for _, m := range ms {
+		if m.lits == nil {
+			return set, false
+		}
+		set.add(m.id)
+	}
+	return set, true
 }()
 
 // mayRecord reports whether an assistant entry may record a decision or
 // restate a rule: most of an agent's narration holds none of the words
 // that would, and is not split into sentences at all.
 func mayRecord(content string) bool {
-	if recordWords == nil {
-		return true
-	}
-	lower := strings.ToLower(content)
-	var pairs bytePairs
-	pairs.reset(lower)
-	return pairs.containsAny(lower, recordWords)
+	return !recordMatchersOK || literalScan(strings.ToLower(content)).intersects(recordMatchers)
 }
 
 // clausesToTry returns the clauses of a sentence left out as a whole that
@@ -266,14 +259,14 @@ func bestRule(s statement, decisionsOnly bool) (rule, bool) {
 		if found && r.weight <= best.weight || decisionsOnly && r.kind != KindDecision {
 			continue
 		}
-		text, pairs := s.lower, &s.lowerPairs
+		text := s.lower
 		if r.cased {
-			text, pairs = s.text, &s.textPairs
+			text = s.text
 		}
 		// needs is tried after the prefilter and before the expression: it
 		// looks for rare values, where such a rule's expression matches
 		// most sentences.
-		if !r.matches(&s, text, pairs) || r.unless.re != nil && r.unless.matchIn(text, pairs) {
+		if !r.matches(&s, text) || r.unless.re != nil && r.unless.matchIn(text, s.found) {
 			continue
 		}
 		best, found = r, true
@@ -283,11 +276,11 @@ func bestRule(s statement, decisionsOnly bool) (rule, bool) {
 
 // matches reports whether the rule's words or expression, and its needs,
 // hold for the statement: the cheap checks first.
-func (r rule) matches(s *statement, text string, pairs *bytePairs) bool {
+func (r rule) matches(s *statement, text string) bool {
 	if r.words != nil {
 		return s.hasWord(r.words, r.phrases) && (r.needs == nil || r.needs(*s))
 	}
-	return r.re.mayMatchIn(text, pairs) && (r.needs == nil || r.needs(*s)) && r.re.re.MatchString(text)
+	return r.re.mayMatchIn(s.found) && (r.needs == nil || r.needs(*s)) && r.re.match(text)
 }
 
 var (

@@ -4,16 +4,38 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // A matcher is a rule's regular expression behind a literal prefilter:
 // the literals one of which every match must contain, found from the
-// expression's syntax. Most statements hold none of a rule's words, and a
-// substring search is far cheaper than running the expression at every
-// position; BenchmarkHeuristicLongCut measures the extractor with it.
+// expression's syntax. Most statements hold none of a rule's words, and
+// finding every matcher's literals in one pass over a statement
+// (literalScan) is far cheaper than running the expressions;
+// BenchmarkHarvestVsCompaction and the harvest's share of a processor
+// bench profile measure the extractor with it.
+//
+// Where every match starts with one of a few literals, the expression is
+// tried only where they stand in the text, anchored there (a part): Go's
+// regexp has no literal-set search of its own, and an unanchored
+// alternation of words runs each word at every position of the text. An
+// alternation whose branches start differently is run branch by branch.
 type matcher struct {
-	re   *regexp.Regexp
-	lits []string // nil: no literal is required, always run re
+	re    *regexp.Regexp
+	lits  []string // nil: no literal is required, always run re
+	id    int      // the matcher's bit in a matcherSet, when lits is set
+	parts []part   // nil: run re
+}
+
+// A part is an expression, or a branch of one, and the literals one of
+// which each of its matches starts with (none: it is run unanchored).
+// atStart and afterRune are it anchored at the text's start and after
+// the text's first rune, so that \b and ^ see the rune before the match.
+type part struct {
+	re                 *regexp.Regexp
+	starts             []string
+	atStart, afterRune *regexp.Regexp
 }
 
 // maxLiterals bounds a prefilter's literal set; a larger set filters too
@@ -25,9 +47,98 @@ func newMatcher(expr string) matcher {
 	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
 		if lits, ok := required(tree.Simplify()); ok && len(lits) <= maxLiterals {
 			m.lits = lits
+			m.id = registerLiterals(lits)
 		}
+		m.parts = partsOf(tree.Simplify())
 	}
 	return m
+}
+
+// partsOf returns the parts an expression is run as: itself anchored at
+// its start literals, or its branches each so, or nil when no part would
+// start anywhere in particular.
+func partsOf(tree *syntax.Regexp) []part {
+	if p, ok := anchoredPart(tree); ok {
+		return []part{p}
+	}
+	if tree.Op != syntax.OpAlternate {
+		return nil
+	}
+	var parts []part
+	anchored := false
+	for _, branch := range tree.Sub {
+		p, ok := anchoredPart(branch)
+		if !ok {
+			p = part{re: regexp.MustCompile(branch.String())}
+		}
+		anchored = anchored || ok
+		parts = append(parts, p)
+	}
+	if !anchored {
+		return nil
+	}
+	return parts
+}
+
+func anchoredPart(tree *syntax.Regexp) (part, bool) {
+	starts, ok := startLiterals(tree)
+	if !ok {
+		return part{}, false
+	}
+	expr := tree.String()
+	return part{re: regexp.MustCompile(expr), starts: starts,
+		atStart: regexp.MustCompile(`^(?:` + expr + `)`), afterRune: regexp.MustCompile(`^(?s:.)(?:` + expr + `)`)}, true
+}
+
+// maxStartsTried bounds the anchored tries of one text: past it, one
+// unanchored run is cheaper.
+const maxStartsTried = 16
+
+// match runs the expression on s, part by part.
+func (m matcher) match(s string) bool {
+	if m.parts == nil {
+		return m.re.MatchString(s)
+	}
+	for i := range m.parts {
+		if m.parts[i].match(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// match runs the part anchored at each of its start literals in s, or
+// unanchored when it has none or they stand in too many places.
+func (m *part) match(s string) bool {
+	if m.starts == nil {
+		return m.re.MatchString(s)
+	}
+	tried := 0
+	for _, lit := range m.starts {
+		for off := 0; off < len(s); {
+			i := strings.Index(s[off:], lit)
+			if i < 0 {
+				break
+			}
+			if tried++; tried > maxStartsTried {
+				return m.re.MatchString(s)
+			}
+			if m.matchesAt(s, off+i) {
+				return true
+			}
+			off += i + 1
+		}
+	}
+	return false
+}
+
+// matchesAt reports whether a match of the expression starts at byte p.
+func (m *part) matchesAt(s string, p int) bool {
+	if p == 0 {
+		return m.atStart.MatchString(s)
+	}
+	_, n := utf8.DecodeLastRuneInString(s[:p])
+	return m.afterRune.MatchString(s[p-n:])
 }
 
 // MatchString reports whether s matches, looking for a literal first.
@@ -35,52 +146,19 @@ func (m matcher) MatchString(s string) bool {
 	if m.lits != nil && !containsAny(s, m.lits) {
 		return false
 	}
-	return m.re.MatchString(s)
+	return m.match(s)
 }
 
-// matchIn is MatchString on a text whose byte pairs ix holds: a literal
-// whose first two bytes do not occur in the text is not searched for.
-func (m matcher) matchIn(s string, ix *bytePairs) bool {
-	return m.mayMatchIn(s, ix) && m.re.MatchString(s)
+// matchIn is MatchString on a text whose literals found says: the
+// expression runs only when one of the matcher's literals is there.
+func (m matcher) matchIn(s string, found matcherSet) bool {
+	return m.mayMatchIn(found) && m.match(s)
 }
 
-// mayMatchIn reports whether the prefilter lets s through: false means s
-// cannot match.
-func (m matcher) mayMatchIn(s string, ix *bytePairs) bool {
-	return m.lits == nil || ix.containsAny(s, m.lits)
-}
-
-// bytePairs is a small Bloom filter of the adjacent byte pairs of one
-// text. Asking it first answers most "does the text hold this literal"
-// questions with one bit, so a statement is searched only for the
-// literals that may be in it; a false positive costs one substring search.
-type bytePairs [64]uint64
-
-func pairBit(a, b byte) (int, uint64) {
-	h := (uint(a)*131 + uint(b)) & 4095
-	return int(h >> 6), 1 << (h & 63)
-}
-
-func (p *bytePairs) reset(s string) {
-	*p = bytePairs{}
-	for i := 0; i+1 < len(s); i++ {
-		w, bit := pairBit(s[i], s[i+1])
-		p[w] |= bit
-	}
-}
-
-func (p *bytePairs) containsAny(s string, lits []string) bool {
-	for _, l := range lits {
-		if len(l) >= 2 {
-			if w, bit := pairBit(l[0], l[1]); p[w]&bit == 0 {
-				continue
-			}
-		}
-		if strings.Contains(s, l) {
-			return true
-		}
-	}
-	return false
+// mayMatchIn reports whether the prefilter lets a text through: false
+// means it cannot match.
+func (m matcher) mayMatchIn(found matcherSet) bool {
+	return m.lits == nil || found.has(m.id)
 }
 
 // FindAllString is the expression's FindAllString behind the prefilter.
@@ -124,7 +202,8 @@ func literals(re *syntax.Regexp) (lits []string, ok, exact bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
 		if re.Flags&syntax.FoldCase != 0 {
-			return nil, false, false
+			lits, ok := foldLiterals(re.Rune)
+			return lits, ok, ok
 		}
 		return []string{string(re.Rune)}, true, true
 	case syntax.OpCharClass:
@@ -212,6 +291,98 @@ func shortest(lits []string) int {
 		}
 	}
 	return n
+}
+
+// startLiterals returns literals one of which every match of re starts
+// with, and false when it finds no such set. Zero-width assertions (\b,
+// ^) are passed over: the anchored expression still checks them.
+func startLiterals(re *syntax.Regexp) ([]string, bool) {
+	lits, nullable, ok := firstLiterals(re)
+	return lits, ok && !nullable && len(lits) <= maxLiterals
+}
+
+// firstLiterals returns the literals a match of re can start with, and
+// whether re can match without consuming anything (nullable), when what
+// follows it starts the match.
+func firstLiterals(re *syntax.Regexp) (lits []string, nullable, ok bool) {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpCharClass:
+		lits, ok, _ := literals(re)
+		return lits, false, ok
+	case syntax.OpEmptyMatch, syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText:
+		return nil, true, true
+	case syntax.OpCapture, syntax.OpPlus:
+		return firstLiterals(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		lits, _, ok := firstLiterals(re.Sub[0])
+		return lits, true, ok
+	case syntax.OpRepeat:
+		lits, nullable, ok := firstLiterals(re.Sub[0])
+		return lits, nullable || re.Min == 0, ok
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			l, n, ok := firstLiterals(sub)
+			if !ok {
+				return nil, false, false
+			}
+			lits, nullable = append(lits, l...), nullable || n
+		}
+		return lits, nullable, len(lits) <= maxLiterals
+	case syntax.OpConcat:
+		for i, sub := range re.Sub {
+			l, n, ok := firstLiterals(sub)
+			if !ok {
+				return nil, false, false
+			}
+			if !n {
+				if exact, ok, isExact := literals(sub); ok && isExact {
+					l = extendLiterals(exact, re.Sub[i+1:])
+				}
+				return append(lits, l...), false, true
+			}
+			lits = append(lits, l...)
+		}
+		return lits, true, true
+	}
+	return nil, false, false
+}
+
+// extendLiterals appends to prefix the exact literal sets that follow it
+// in a concatenation, while the cross product stays small: the longer a
+// start literal, the fewer places to try.
+func extendLiterals(prefix []string, rest []*syntax.Regexp) []string {
+	for _, sub := range rest {
+		lits, ok, exact := literals(sub)
+		if !ok || !exact || len(prefix)*len(lits) > maxLiterals {
+			break
+		}
+		prefix = cross(prefix, lits)
+	}
+	return prefix
+}
+
+// foldLiterals lists the spellings of a case-folded literal ([Oo]ur is
+// the literal "our" folded at its first letter), when each of its letters
+// folds only to ASCII letters and there are at most 16 spellings.
+func foldLiterals(runes []rune) ([]string, bool) {
+	out := []string{""}
+	for _, r := range runes {
+		var spellings []string
+		for f := r; ; {
+			if f >= utf8.RuneSelf {
+				return nil, false
+			}
+			spellings = append(spellings, string(f))
+			if f = unicode.SimpleFold(f); f == r {
+				break
+			}
+		}
+		if len(out)*len(spellings) > 16 {
+			return nil, false
+		}
+		out = cross(out, spellings)
+	}
+	return out, true
 }
 
 // classLiterals lists a small character class's runes as literals.

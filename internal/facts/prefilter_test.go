@@ -2,7 +2,9 @@ package facts
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -11,12 +13,24 @@ import (
 // matches without it.
 func TestPrefilterAgreesWithTheExpression(t *testing.T) {
 	var texts []string
+	var sts []statement
 	for _, c := range loadCorpus(t, corpusFiles(t)) {
 		for _, e := range c.Entries {
 			for _, s := range statements(e.Content) {
 				texts = append(texts, s.text, s.lower)
+				sts = append(sts, s)
+				sts = append(sts, clauses(s)...)
 			}
 		}
+	}
+	// Where a start literal stands inside a word, after a multi-byte rune,
+	// at the very start, or more often than the anchored tries allow.
+	for _, tricky := range []string{"task Dana for it", "Ask Dana for it", "ééAsk Dana about x", "always", "xalways never",
+		strings.Repeat("in in in ", 12) + "use pnpm, not npm", "我们以后都用 pnpm", "，以后用 pnpm", "the rule is: squash"} {
+		texts = append(texts, tricky, strings.ToLower(tricky))
+		s := statement{raw: tricky, text: tricky, lower: strings.ToLower(tricky)}
+		s.index()
+		sts = append(sts, s)
 	}
 	matchers := []matcher{questionStart, questionHan, transient, transientWeak, transientHan, transientHanW, hedge, chatter, injection, standingMarker, noteMarker, restating, decidedByPeople}
 	for _, r := range rules {
@@ -36,6 +50,14 @@ func TestPrefilterAgreesWithTheExpression(t *testing.T) {
 		for _, text := range texts {
 			if got, want := m.MatchString(text), m.re.MatchString(text); got != want {
 				t.Fatalf("%s on %q: prefiltered %v, expression %v (literals %q)", m.re, text, got, want, m.lits)
+			}
+		}
+		for _, s := range sts {
+			if got, want := s.matchLower(m), m.re.MatchString(s.lower); got != want {
+				t.Fatalf("%s on statement %q: scanned %v, expression %v (literals %q)", m.re, s.lower, got, want, m.lits)
+			}
+			if got, want := s.matchText(m), m.re.MatchString(s.text); got != want {
+				t.Fatalf("%s on statement %q: scanned %v, expression %v (literals %q)", m.re, s.text, got, want, m.lits)
 			}
 		}
 	}
@@ -70,5 +92,35 @@ func TestRequiredLiterals(t *testing.T) {
 			t.Errorf("literals of %s = %q, want %q", tt.expr, got, tt.want)
 		}
 		regexp.MustCompile(tt.expr)
+	}
+}
+
+func TestStartLiterals(t *testing.T) {
+	tests := []struct {
+		expr string
+		want []string // nil: matches may start anywhere
+	}{
+		{`\bnever\b`, []string{"never"}},
+		{`\b(?:[Aa]sk|[Pp]ing)\s+x`, []string{"Ask", "ask", "Ping", "ping"}},
+		{`^(?:please\s+)?always\s+\S`, []string{"please", "always"}},
+		{`(?:^|[，,])\s*以后`, nil},
+		{`\b[A-Z][a-z]+ decided`, nil},
+		{`x*y`, []string{"x", "y"}},
+		{`x*`, nil},
+	}
+	for _, tt := range tests {
+		tree, err := syntax.Parse(tt.expr, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := startLiterals(tree.Simplify())
+		if !ok {
+			got = nil
+		}
+		slices.Sort(got)
+		slices.Sort(tt.want)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("start literals of %s = %q, want %q", tt.expr, got, tt.want)
+		}
 	}
 }

@@ -315,10 +315,10 @@ func vetoed(s statement, raw string) string {
 // value: a redacted secret after "token is", "key:", 密码是 ..., or any
 // password value. Where a secret is kept ("stored in Vault") is a fact.
 func disclosesSecret(s statement) bool {
-	if secretWhere.MatchString(s.lower) {
+	if s.matchLower(secretWhere) {
 		return false
 	}
-	if passwordValue.MatchString(s.lower) {
+	if s.matchLower(passwordValue) {
 		return true
 	}
 	if s.cjk && (secretHan.MatchString(s.lower) || tokenHan.MatchString(s.lower)) && !strings.Contains(s.lower, "存") {

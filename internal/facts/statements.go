@@ -22,8 +22,8 @@ type statement struct {
 	text  string // trimmed, bullets and leading fillers removed
 	lower string // text, lower-cased
 	cjk   bool   // text holds Han characters
-	// The byte pairs of text and lower, for the rules' prefilters.
-	textPairs, lowerPairs bytePairs
+	// found are the matchers whose prefilter literals the statement holds.
+	found matcherSet
 	// words are lower's runs of ASCII letters and apostrophes.
 	words []string
 }
@@ -44,17 +44,16 @@ func (s *statement) hasWord(words map[string]bool, phrases []string) bool {
 	return false
 }
 
-// index fills the statement's byte pairs.
+// index finds the statement's prefilter literals and words.
 func (s *statement) index() {
-	s.textPairs.reset(s.text)
-	s.lowerPairs.reset(s.lower)
+	s.found = literalScan(s.lower)
 	s.words = strings.FieldsFunc(s.lower, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '\'') })
 }
 
 // matchLower and matchText run a rule's matcher on the lower-cased or the
 // written statement.
-func (s *statement) matchLower(m matcher) bool { return m.matchIn(s.lower, &s.lowerPairs) }
-func (s *statement) matchText(m matcher) bool  { return m.matchIn(s.text, &s.textPairs) }
+func (s *statement) matchLower(m matcher) bool { return m.matchIn(s.lower, s.found) }
+func (s *statement) matchText(m matcher) bool  { return m.matchIn(s.text, s.found) }
 
 // statements splits an entry's content into the sentences a person wrote,
 // leaving out what is data rather than prose: fenced code blocks, quoted
