@@ -280,7 +280,7 @@ func (r rule) matches(s *statement, text string) bool {
 	if r.words != nil {
 		return s.hasWord(r.words, r.phrases) && (r.needs == nil || r.needs(*s))
 	}
-	return r.re.mayMatchIn(s.found) && (r.needs == nil || r.needs(*s)) && r.re.match(text)
+	return r.re.mayMatchIn(s.found) && (r.needs == nil || r.needs(*s)) && r.re.match(text, &s.found)
 }
 
 var (

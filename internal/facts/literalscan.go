@@ -8,7 +8,7 @@ import (
 
 // A matcherSet is a set of matchers, by id: those whose prefilter literals
 // a text holds.
-type matcherSet [4]uint64
+type matcherSet [8]uint64
 
 // maxMatchers is how many matchers a matcherSet can name.
 const maxMatchers = len(matcherSet{}) * 64
@@ -16,10 +16,18 @@ const maxMatchers = len(matcherSet{}) * 64
 func (m *matcherSet) add(id int)     { m[id>>6] |= 1 << (id & 63) }
 func (m matcherSet) has(id int) bool { return m[id>>6]&(1<<(id&63)) != 0 }
 func (m *matcherSet) union(o *matcherSet) {
-	m[0], m[1], m[2], m[3] = m[0]|o[0], m[1]|o[1], m[2]|o[2], m[3]|o[3]
+	for i := range m {
+		m[i] |= o[i]
+	}
 }
+
 func (m matcherSet) intersects(o matcherSet) bool {
-	return m[0]&o[0]|m[1]&o[1]|m[2]&o[2]|m[3]&o[3] != 0
+	for i := range m {
+		if m[i]&o[i] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // registered are the literal sets of every matcher with a prefilter, by
@@ -27,7 +35,15 @@ func (m matcherSet) intersects(o matcherSet) bool {
 // scan builds the automaton.
 var registered [][]string
 
+// scanBuilt is set once the automaton is built from registered.
+var scanBuilt bool
+
+// It returns the set's id, or -1 once the automaton is built: a matcher
+// made later (in a test) is never prefiltered by the scan.
 func registerLiterals(lits []string) int {
+	if scanBuilt {
+		return -1
+	}
 	if len(registered) == maxMatchers {
 		panic(fmt.Sprintf("facts: more than %d matchers with literals", maxMatchers))
 	}
@@ -81,6 +97,7 @@ type trieEdge struct {
 }
 
 var automaton = sync.OnceValue(func() *literalAutomaton {
+	scanBuilt = true
 	a := &literalAutomaton{edges: [][]trieEdge{nil}, fail: []int32{0}, out: []matcherSet{{}}, emits: []bool{false}}
 	for id, lits := range registered {
 		for _, l := range lits {

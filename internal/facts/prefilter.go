@@ -17,23 +17,26 @@ import (
 // bench profile measure the extractor with it.
 //
 // Where every match starts with one of a few literals, the expression is
-// tried only where they stand in the text, anchored there (a part): Go's
-// regexp has no literal-set search of its own, and an unanchored
-// alternation of words runs each word at every position of the text. An
-// alternation whose branches start differently is run branch by branch.
+// tried only where they stand in the text, anchored there: Go's regexp
+// has no literal-set search of its own, and an unanchored alternation of
+// words runs each word at every position of the text. An alternation is
+// run branch by branch (its parts), each behind its own literals.
 type matcher struct {
 	re    *regexp.Regexp
 	lits  []string // nil: no literal is required, always run re
-	id    int      // the matcher's bit in a matcherSet, when lits is set
+	id    int      // the matcher's bit in a matcherSet, when lits is set (-1: none)
 	parts []part   // nil: run re
 }
 
-// A part is an expression, or a branch of one, and the literals one of
-// which each of its matches starts with (none: it is run unanchored).
+// A part is an expression, or a branch of one, behind the literals one of
+// which each of its matches contains (lits, id, as a matcher's) and those
+// one of which each starts with (starts; none: it is run unanchored).
 // atStart and afterRune are it anchored at the text's start and after
 // the text's first rune, so that \b and ^ see the rune before the match.
 type part struct {
 	re                 *regexp.Regexp
+	lits               []string
+	id                 int
 	starts             []string
 	atStart, afterRune *regexp.Regexp
 }
@@ -45,37 +48,41 @@ const maxLiterals = 96
 func newMatcher(expr string) matcher {
 	m := matcher{re: regexp.MustCompile(expr)}
 	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		if lits, ok := required(tree.Simplify()); ok && len(lits) <= maxLiterals {
-			m.lits = lits
-			m.id = registerLiterals(lits)
-		}
-		m.parts = partsOf(tree.Simplify())
+		tree = tree.Simplify()
+		m.lits, m.id = prefilterOf(tree)
+		m.parts = partsOf(tree)
 	}
 	return m
 }
 
-// partsOf returns the parts an expression is run as: itself anchored at
-// its start literals, or its branches each so, or nil when no part would
-// start anywhere in particular.
-func partsOf(tree *syntax.Regexp) []part {
-	if p, ok := anchoredPart(tree); ok {
-		return []part{p}
+// prefilterOf returns the literals one of which every match of tree
+// contains, registered for the literal scan; nil when there is no such set.
+func prefilterOf(tree *syntax.Regexp) ([]string, int) {
+	lits, ok := required(tree)
+	if !ok || len(lits) > maxLiterals {
+		return nil, 0
 	}
+	return lits, registerLiterals(lits)
+}
+
+// partsOf returns the parts an expression is run as: its branches, or
+// itself when it is no alternation; nil when running it whole, unanchored,
+// is all there is to do.
+func partsOf(tree *syntax.Regexp) []part {
 	if tree.Op != syntax.OpAlternate {
+		if p, ok := anchoredPart(tree); ok {
+			return []part{p}
+		}
 		return nil
 	}
-	var parts []part
-	anchored := false
-	for _, branch := range tree.Sub {
+	parts := make([]part, len(tree.Sub))
+	for i, branch := range tree.Sub {
 		p, ok := anchoredPart(branch)
 		if !ok {
 			p = part{re: regexp.MustCompile(branch.String())}
 		}
-		anchored = anchored || ok
-		parts = append(parts, p)
-	}
-	if !anchored {
-		return nil
+		p.lits, p.id = prefilterOf(branch)
+		parts[i] = p
 	}
 	return parts
 }
@@ -94,13 +101,18 @@ func anchoredPart(tree *syntax.Regexp) (part, bool) {
 // unanchored run is cheaper.
 const maxStartsTried = 16
 
-// match runs the expression on s, part by part.
-func (m matcher) match(s string) bool {
+// match runs the expression on s, part by part, each behind its
+// literals; found, when not nil, are the literals s holds.
+func (m matcher) match(s string, found *matcherSet) bool {
 	if m.parts == nil {
 		return m.re.MatchString(s)
 	}
 	for i := range m.parts {
-		if m.parts[i].match(s) {
+		p := &m.parts[i]
+		if p.lits != nil && (found != nil && p.id >= 0 && !found.has(p.id) || found == nil && !containsAny(s, p.lits)) {
+			continue
+		}
+		if p.match(s) {
 			return true
 		}
 	}
@@ -146,19 +158,19 @@ func (m matcher) MatchString(s string) bool {
 	if m.lits != nil && !containsAny(s, m.lits) {
 		return false
 	}
-	return m.match(s)
+	return m.match(s, nil)
 }
 
 // matchIn is MatchString on a text whose literals found says: the
 // expression runs only when one of the matcher's literals is there.
 func (m matcher) matchIn(s string, found matcherSet) bool {
-	return m.mayMatchIn(found) && m.match(s)
+	return m.mayMatchIn(found) && m.match(s, &found)
 }
 
 // mayMatchIn reports whether the prefilter lets a text through: false
 // means it cannot match.
 func (m matcher) mayMatchIn(found matcherSet) bool {
-	return m.lits == nil || found.has(m.id)
+	return m.lits == nil || m.id < 0 || found.has(m.id)
 }
 
 // FindAllString is the expression's FindAllString behind the prefilter.

@@ -13,7 +13,7 @@ var (
 	urlValue     = re(`\bhttps?://[^\s<>"'` + "`" + `]+`)
 	hostValue    = re(`\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|internal|local|lan|cloud|app|co|cn|corp|svc|intra|example|test)\b`)
 	ipValue      = re(`\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b`)
-	pathValue    = re(`(?:^|[\s(` + "`" + `'"])(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*|\b[\w-]+(?:/[\w.-]+)+\.[a-z]{1,5}\b|\b[\w-]+\.(?:ya?ml|json|toml|ini|conf|cfg|env|go|py|ts|js|tsx|jsx|rs|java|sql|md|sh|tf|lock|xml|csv|parquet)\b`)
+	pathValue    = re(`(?:^|[\s(` + "`" + `'"])(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)*|\b[\w-]+(?:/[\w.-]+)+\.[a-z]{1,5}\b|\b[\w-]+\.(?:yaml|yml|json|toml|ini|conf|cfg|env|go|py|ts|js|tsx|jsx|rs|java|sql|md|sh|tf|lock|xml|csv|parquet)\b`)
 	versionValue = re(`\b[vV]?\d+\.\d+(?:\.\d+)?\b|\b(?:python|node|node\.js|nodejs|go|golang|java|jdk|postgres|postgresql|mysql|redis|kafka|ubuntu|debian|php|ruby|rails|django|react|vue|angular|kubernetes|k8s|terraform|helm|elasticsearch|mongodb|nginx|spark|airflow|dbt|pandas|pg)\s*v?\d+\b`)
 	portValue    = re(`\bport\s*\d{2,5}\b|端口\s*\d{2,5}`)
 	channelValue = re(`(?:^|[\s(（])#[a-z][\w-]+|(?:^|[\s(（])@[a-z][\w.-]+`)
