@@ -54,10 +54,10 @@ func (h *Harvester) Harvest(ctx context.Context, job Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	existing := make(map[string]string, len(found)) // body hash → slug
+	existing := make(map[string]string, len(found)) // sameness key → slug
 	bySlug := make(map[string]stored, len(found))
 	for _, st := range found {
-		existing[st.BodySHA256] = st.Slug
+		existing[SamenessKey(st.Body)] = st.Slug
 		bySlug[st.Slug] = st
 	}
 	picked, res := choose(ext.Candidates, existing, job, h.MaxFacts)
@@ -103,8 +103,8 @@ func safeExtract(ctx context.Context, ex Extractor, job Job) (ext Extraction, er
 }
 
 // choose turns candidates into facts: sanitize, redact (dropping facts
-// that are nothing but secrets), skip duplicates of stored facts and of
-// earlier candidates, then keep the maxFacts highest-scored (ties in
+// that are nothing but secrets), skip duplicates (SamenessKey) of stored
+// facts and of earlier candidates, then keep the maxFacts highest-scored (ties in
 // transcript order) and return them in transcript order. A stored fact with
 // the same slug is the same note from an earlier run of this job, not a
 // duplicate.
@@ -112,7 +112,7 @@ func choose(cands []Candidate, existing map[string]string, job Job, maxFacts int
 	var res Result
 	var out []Fact
 	var scores []float64
-	seenHash, seenSlug := map[string]bool{}, map[string]bool{}
+	seenSame, seenSlug := map[string]bool{}, map[string]bool{}
 	for _, raw := range cands {
 		c, red, only := redactCandidate(raw)
 		// Sanitizing may join text a control character split; mask again.
@@ -123,13 +123,13 @@ func choose(cands []Candidate, existing map[string]string, job Job, maxFacts int
 		if only || only2 || c2.Body == "" {
 			continue
 		}
-		hash := BodyHash(c2.Body)
+		hash, same := BodyHash(c2.Body), SamenessKey(c2.Body)
 		slug := Slug(job.HeadEntryID, c2.Title)
-		if prev, ok := existing[hash]; (ok && prev != slug) || seenHash[hash] || seenSlug[slug] {
+		if prev, ok := existing[same]; (ok && prev != slug) || seenSame[same] || seenSlug[slug] {
 			res.Duplicates++
 			continue
 		}
-		seenHash[hash], seenSlug[slug] = true, true
+		seenSame[same], seenSlug[slug] = true, true
 		out = append(out, Fact{
 			Slug:       slug,
 			Scope:      job.Scope,

@@ -300,7 +300,7 @@ var (
 // statement turned into "<name> owns <thing>", and a long statement cut to
 // its first clause, capitalised and without end punctuation.
 func titleOf(s statement, kind Kind) string {
-	t := strings.TrimSpace(leadInZh.ReplaceAllString(leadIn.ReplaceAllString(s.text, ""), ""))
+	t := withoutLeadIn(s.text)
 	if t == "" {
 		t = s.text
 	}
@@ -319,6 +319,24 @@ func titleOf(s statement, kind Kind) string {
 	}
 	t = strings.TrimRightFunc(t, func(r rune) bool { return unicode.IsPunct(r) && r != ')' && r != '）' || unicode.IsSpace(r) })
 	return capitalize(t)
+}
+
+// withoutLeadIn is text without the wording that introduces a fact
+// ("Noted:", "Decision recorded:", 记住：...).
+func withoutLeadIn(text string) string {
+	return strings.TrimSpace(leadInZh.ReplaceAllString(leadIn.ReplaceAllString(text, ""), ""))
+}
+
+// SamenessKey is the key two facts that say the same thing share: the
+// hash of the body without its lead-in and final punctuation, so that
+// "Noted: we deploy from main only." is the same fact as "We deploy from
+// main only".
+func SamenessKey(body string) string {
+	t := strings.TrimRightFunc(withoutLeadIn(body), func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+	if t == "" {
+		t = body
+	}
+	return BodyHash(t)
 }
 
 // shortTitle shortens s to at most max runes, at the last word boundary when

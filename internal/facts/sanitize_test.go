@@ -64,21 +64,33 @@ func TestBodyHashNormalizes(t *testing.T) {
 	}
 }
 
+func TestSamenessKeyLeavesOutTheLeadIn(t *testing.T) {
+	for _, restated := range []string{"Noted: we deploy from main only.", "Decision recorded: We deploy from main only", "记住：we deploy from main only。"} {
+		if SamenessKey(restated) != SamenessKey("We deploy from main only.") {
+			t.Errorf("%q is not the same fact as its plain statement", restated)
+		}
+	}
+	if SamenessKey("We deploy from main only.") == SamenessKey("We deploy from release branches only.") {
+		t.Fatal("different facts share a key")
+	}
+}
+
 func TestChoosePipeline(t *testing.T) {
 	job := Job{ConversationID: "c1", HeadEntryID: "ckpt-1", Scope: Scope{Kind: "thread", ID: "c1"}}
 	stored := Candidate{Title: "old", Body: "The database is Postgres 16"}
-	existing := map[string]string{BodyHash(stored.Body): "other-slug"}
+	existing := map[string]string{SamenessKey(stored.Body): "other-slug"}
 	cands := []Candidate{
 		{Title: "db", Body: "the  database is postgres 16"},                    // duplicate of a stored fact
 		{Title: "key", Body: "Deploy key is " + testAWSKey + " for CI"},        // redacted, kept
 		{Title: "only", Body: testAWSKey},                                      // only a secret: dropped
 		{Title: "pnpm", Body: "Use pnpm for the web app"},                      // kept
 		{Title: "pnpm again", Body: "USE PNPM for the web app"},                // duplicate within the job
+		{Title: "pnpm noted", Body: "Noted: use pnpm for the web app."},        // a restatement of it
 		{Title: "", Body: "   "},                                               // empty: dropped
 		{Title: "secret sk-\x00proj-Xy7Qm2LkP9sVb3Nc8TzR4WdA1fGh6", Body: "x"}, // control char hides a key
 	}
 	facts, res := choose(cands, existing, job, 8)
-	if res.Duplicates != 2 || res.Redacted != 3 {
+	if res.Duplicates != 3 || res.Redacted != 3 {
 		t.Fatalf("duplicates %d redacted %d", res.Duplicates, res.Redacted)
 	}
 	if len(facts) != 3 {
@@ -100,10 +112,10 @@ func TestChoosePipeline(t *testing.T) {
 	// notes, not duplicates.
 	again := map[string]string{}
 	for _, f := range facts {
-		again[f.BodySHA256] = f.Slug
+		again[SamenessKey(f.Body)] = f.Slug
 	}
 	facts2, res2 := choose(cands, again, job, 8)
-	if res2.Duplicates != 1 || len(facts2) != 4 { // the stored-elsewhere fact is no longer known here
+	if res2.Duplicates != 2 || len(facts2) != 4 { // the stored-elsewhere fact is no longer known here
 		t.Fatalf("re-run: %d facts, %d duplicates", len(facts2), res2.Duplicates)
 	}
 }
