@@ -165,14 +165,28 @@ func (h *handlers) lane(req micro.Request) {
 		return
 	}
 	lane := lanes.Lane{RunAgentID: q.RunAgentID, CheckpointNamespace: q.CheckpointNamespace}
-	if !engine.ValidName(lane.RunAgentID) || !engine.ValidName(lane.CheckpointNamespace) {
-		h.answer(req, nil, errcode.Field(errcode.InvalidServiceRequest, "run_agent_id and checkpoint_namespace must be valid ids", "run_agent_id", "pattern"))
+	if err := checkLaneQuery(lane); err != nil {
+		h.answer(req, nil, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
 	view, err := inspect.Lane(ctx, h.cfg.Lanes, lane, q.Full)
 	h.answer(req, view, err)
+}
+
+// checkLaneQuery names the first of the lane's ids that is missing or not
+// a valid id.
+func checkLaneQuery(lane lanes.Lane) error {
+	for _, id := range []struct{ field, value string }{{"run_agent_id", lane.RunAgentID}, {"checkpoint_namespace", lane.CheckpointNamespace}} {
+		switch {
+		case id.value == "":
+			return errcode.Field(errcode.InvalidServiceRequest, id.field+" is required", id.field, "required")
+		case !engine.ValidName(id.value):
+			return errcode.Field(errcode.InvalidServiceRequest, id.field+" is not a valid id: 1..200 bytes of UTF-8 without control characters", id.field, "pattern")
+		}
+	}
+	return nil
 }
 
 func (h *handlers) validate(req micro.Request) {

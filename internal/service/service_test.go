@@ -339,6 +339,23 @@ func TestLaneAndErrors(t *testing.T) {
 		ask(t, producer.Conn(), events.SubjectStatus, bad, "400 invalid_service_request", nil)
 	}
 	ask(t, producer.Conn(), events.SubjectStatus, `{"request_id":"`+strings.Repeat("a", 5000)+`"}`, "413 payload_too_large", nil)
+	// A malformed ask names the member at fault and the rule it broke.
+	for _, tt := range []struct{ subject, body, field, rule string }{
+		{events.SubjectStatus, `{}`, "request_id", "required"},
+		{events.SubjectStatus, `{"request_id":"a","stream_sequence":1}`, "stream_sequence", "exclusive"},
+		{events.SubjectLane, `{"run_agent_id":"x"}`, "checkpoint_namespace", "required"},
+		{events.SubjectLane, `{"checkpoint_namespace":"ns"}`, "run_agent_id", "required"},
+		{events.SubjectLane, `{"run_agent_id":"x","checkpoint_namespace":"a\nb"}`, "checkpoint_namespace", "pattern"},
+	} {
+		msg, err := producer.Conn().RequestWithContext(c.ctx, tt.subject, []byte(tt.body))
+		var reply events.ServiceErrorReply
+		if err != nil || json.Unmarshal(msg.Data, &reply) != nil || reply.Error == nil {
+			t.Fatalf("%s %s: %v", tt.subject, tt.body, err)
+		}
+		if d := reply.Error.Details; d["field"] != tt.field || d["rule"] != tt.rule {
+			t.Errorf("%s %s: details %v, want field %s rule %s", tt.subject, tt.body, d, tt.field, tt.rule)
+		}
+	}
 }
 
 // validate answers what `request validate` says.

@@ -44,8 +44,10 @@ func (r *Recorder) Status(ctx context.Context, q events.StatusQuery) (*events.St
 // checkQuery enforces one way of naming the request, with valid ids.
 func checkQuery(q events.StatusQuery) error {
 	switch {
-	case (q.RequestID == "") == (q.StreamSequence == 0):
-		return errcode.Field(errcode.InvalidServiceRequest, "name the request by request_id or by stream_sequence, not both", "$", "required")
+	case q.RequestID == "" && q.StreamSequence == 0:
+		return errcode.Field(errcode.InvalidServiceRequest, "name the request by request_id or by stream_sequence", "request_id", "required")
+	case q.RequestID != "" && q.StreamSequence != 0:
+		return errcode.Field(errcode.InvalidServiceRequest, "name the request by request_id or by stream_sequence, not both", "stream_sequence", "exclusive")
 	case q.StreamSequence != 0 && q.ContentHash != "":
 		return errcode.Field(errcode.InvalidServiceRequest, "content_hash goes with request_id: a stream_sequence names the body", "content_hash", "conflict")
 	case q.ContentHash != "" && !isSHA256(q.ContentHash):
