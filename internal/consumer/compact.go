@@ -444,7 +444,7 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result) (*lanes.Hea
 		RetainedEventIDs: nonNil(res.RetainedEventIDs), ArtifactIDs: nonNil(res.ArtifactIDs),
 		ProviderUsage: usageWithAttempts(res.ProviderUsage, attempts),
 	}
-	activated, err := activatedRecord(id, ev, res.Checkpoint, d.traceparent)
+	activated, err := activatedRecord(id, ev, d.traceparent)
 	if err != nil {
 		return nil, err
 	}
@@ -516,11 +516,7 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 		next := *plan
 		next.UpdatedAt = p.now()
 		if head != nil && len(head.Outbox) > 0 {
-			// Records still pending go on with the new head, whole: the
-			// new head cites only its own checkpoint.
-			if err := p.lanes.ResolveOutbox(ctx, head); err != nil {
-				return err
-			}
+			// Records still pending go on with the new head.
 			next.Outbox = append(append([]outbox.Record(nil), head.Outbox...), plan.Outbox...)
 		}
 		var err error
@@ -567,14 +563,10 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 	var err error
 	if !d.fast { // a fast activation's record is its checkpoint with the plan
 		outcome := plan.Outbox[0]
-		cited, cites := lanes.CiteCheckpoint(outcome.Payload, plan.CheckpointBody)
 		err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
 			e.State, e.Outcome, e.Plan, e.Checkpoint = ledger.Activated, &outcome, nil, nil
-			switch {
-			case d.planInCheckpoint:
+			if d.planInCheckpoint {
 				e.Outcome, e.OutcomeInCheckpoint = nil, true
-			case cites: // the checkpoint record holds it
-				e.Outcome.Payload, e.OutcomeCitesCheckpoint = cited, true
 			}
 			closeAttempt(e, nil)
 		})
@@ -601,6 +593,10 @@ func (p *Processor) deliverOutbox(ctx context.Context, lane lanes.Lane, written 
 	if written == nil {
 		return p.relay.Deliver(ctx, key)
 	}
+	records, err := written.Published()
+	if err != nil {
+		return err
+	}
 	cleared := *written
 	cleared.Outbox = []outbox.Record{}
 	value, err := cleared.Encode()
@@ -608,7 +604,7 @@ func (p *Processor) deliverOutbox(ctx context.Context, lane lanes.Lane, written 
 		return err
 	}
 	p.heads.committed(key, &cleared, revision)
-	return p.relay.DeliverCommitted(ctx, key, written.Outbox, value, revision)
+	return p.relay.DeliverCommitted(ctx, key, records, value, revision)
 }
 
 // finishActivated handles a head that already is this request's checkpoint

@@ -234,7 +234,11 @@ func (p *Processor) finishEarlierActivation(ctx context.Context, d *delivery) (d
 		return true, err
 	}
 	d.status = statusDuplicate
-	return true, outbox.Publish(ctx, p.js, plan.Outbox[0])
+	activated, err := lanes.WithCheckpoint(plan.Outbox[0], plan.CheckpointID, plan.CheckpointBody)
+	if err != nil {
+		return true, err
+	}
+	return true, outbox.Publish(ctx, p.js, activated)
 }
 
 // readHead starts reading the delivery's lane head; the returned wait
@@ -263,28 +267,28 @@ func (p *Processor) readHead(ctx context.Context, d *delivery) (wait func()) {
 // the ledger's, or the first record of the plan stored with its checkpoint.
 func (p *Processor) replay(ctx context.Context, entry *ledger.Entry) error {
 	outcome := entry.Outcome
-	if outcome != nil && entry.OutcomeCitesCheckpoint {
-		whole := *outcome
-		var err error
-		if whole.Payload, err = p.lanes.RestoreFromRecord(ctx, entry.RequestID, outcome.Payload); err != nil {
-			return err
-		}
-		outcome = &whole
-	}
 	if outcome == nil && entry.OutcomeInCheckpoint {
 		cp, err := p.lanes.GetCheckpoint(ctx, entry.RequestID)
 		if err != nil {
 			return err
 		}
 		if cp != nil && cp.Plan != nil && len(cp.Plan.Outbox) > 0 {
-			outcome = &cp.Plan.Outbox[0]
+			whole, err := lanes.Resolved(cp.Plan.Outbox[0], cp)
+			if err != nil {
+				return err
+			}
+			outcome = &whole
 		}
 	}
 	if outcome == nil {
 		return errcode.WithDetails(errcode.Internal, "finished request has no recorded outcome",
 			map[string]any{"request_id": entry.RequestID})
 	}
-	return outbox.Publish(ctx, p.js, *outcome)
+	whole, err := p.lanes.Resolve(ctx, *outcome) // an activated outcome names its checkpoint record
+	if err != nil {
+		return err
+	}
+	return outbox.Publish(ctx, p.js, whole)
 }
 
 // reopen starts a new round of a request whose last failure was retryable.

@@ -11,7 +11,6 @@ import (
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -139,24 +138,14 @@ func record(subject, id string, payload any, traceparent string) (outbox.Record,
 	return newRecord(subject, id, data, traceparent), nil
 }
 
-// activatedRecord is record for an activated event ev whose Checkpoint
-// member is to hold checkpoint, with the same bytes json.Marshal would
-// write. encoding/json validates and compacts a json.RawMessage byte by
-// byte; the checkpoint is most of the event and Cairn encoded it itself, so
-// ev is encoded with the member null and the checkpoint is put back the way
-// lanes.RestoreCheckpoint puts back a cited one (rawjson.AppendRaw).
-// Kept by the speed rule (docs/architecture.md, "Speed work") on
-// BenchmarkFairProcessor.
-func activatedRecord(id string, ev events.Activated, checkpoint json.RawMessage, traceparent string) (outbox.Record, error) {
+// activatedRecord is the outbox record of an activated event ev as Cairn
+// stores it: ev with a null checkpoint, naming the checkpoint record of
+// ev.CheckpointID, which holds it (see package lanes, cite.go).
+func activatedRecord(id string, ev events.Activated, traceparent string) (outbox.Record, error) {
 	ev.Checkpoint = nil
 	rec, err := record(topology.SubjectActivated, id, ev, traceparent)
-	if err != nil {
-		return outbox.Record{}, err
-	}
-	if rec.Payload, err = lanes.RestoreCheckpoint(rec.Payload, checkpoint); err != nil {
-		return outbox.Record{}, errcode.Wrap(errcode.Internal, "encode event", err)
-	}
-	return rec, nil
+	rec.CheckpointRef = ev.CheckpointID
+	return rec, err
 }
 
 func newRecord(subject, id string, data json.RawMessage, traceparent string) outbox.Record {

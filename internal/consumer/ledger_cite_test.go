@@ -35,9 +35,9 @@ func checkpointOf(t *testing.T, payload []byte) map[string]any {
 	return ev.Checkpoint
 }
 
-// A remote summarizer's ledger entry stores the checkpoint once: its
-// stored plan cites the entry's checkpoint, and its outcome the
-// checkpoint record. A redelivery resumes the plan whole (stopped after
+// A remote summarizer's ledger entry stores the checkpoint once: the
+// event of its stored plan and its outcome name the checkpoint record
+// instead of holding it. A redelivery resumes the plan whole (stopped after
 // the ledger's stored write), and a late resend gets the outcome whole.
 func TestLedgerCitesTheCheckpoint(t *testing.T) {
 	e := singleEnv(t)
@@ -51,7 +51,7 @@ func TestLedgerCitesTheCheckpoint(t *testing.T) {
 	if en == nil || en.State != ledger.Stored || en.Checkpoint == nil {
 		t.Fatalf("ledger entry %+v, want the stored plan", en)
 	}
-	if !strings.Contains(stored, `"plan_cites_checkpoint":true`) || strings.Count(stored, string(en.Checkpoint.Body)) != 1 {
+	if !strings.Contains(stored, `"checkpoint_ref":"ledger-cites-1"`) || strings.Count(stored, string(en.Checkpoint.Body)) != 1 {
 		t.Fatalf("the stored plan repeats its checkpoint: %.300s", stored)
 	}
 
@@ -81,7 +81,7 @@ func TestLedgerCitesTheCheckpoint(t *testing.T) {
 	}
 	awaitLedgerState(t, e, "ledger-cites-1", ledger.Activated)
 	final := rawLedger(t, e, "ledger-cites-1")
-	if !strings.Contains(final, `"outcome_cites_checkpoint":true`) || strings.Contains(final, string(en.Checkpoint.Body)) {
+	if !strings.Contains(final, `"checkpoint_ref":"ledger-cites-1"`) || strings.Contains(final, string(en.Checkpoint.Body)) {
 		t.Fatalf("the recorded outcome repeats its checkpoint: %.300s", final)
 	}
 	resendAndSettle(t, e, body)

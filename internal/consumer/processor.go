@@ -92,7 +92,7 @@ func New(cfg Config, d Deps) (*Processor, error) {
 	store := lanes.New(d.Stores.Heads, d.Stores.Checkpoints)
 	relayCfg := cfg.Relay
 	relayCfg.OnCleared = heads.cleared
-	relayCfg.Records = store.OutboxOf // a head's activated event cites its checkpoint
+	relayCfg.Resolve = store.Resolve // a head's activated event names its checkpoint record
 	relay, err := outbox.NewRelay(d.Stores.Heads, d.JS, relayCfg, d.Logger)
 	if err != nil {
 		return nil, err

@@ -128,10 +128,6 @@ type Request struct {
 	DeadlineAt               *time.Time
 	Scope                    *Scope
 	Harvest                  *bool
-
-	// validatedEvents is DecodeRequestValue's record of the events it
-	// validated; nil for a request built in code.
-	validatedEvents *eventsRecord
 }
 
 // EffectiveScope is Scope, or the request's thread when none was given.
@@ -346,10 +342,6 @@ func DecodeRequestValue(v any) (*Request, error) {
 				return nil, err
 			}
 		}
-	}
-	if r.Events != nil {
-		// Every check passed, checkEvents on exactly these events.
-		r.validatedEvents = recordEvents(r.Events)
 	}
 	return r, nil
 }
@@ -699,17 +691,14 @@ func decodeEventList(raw any) ([]InputEvent, error) {
 	return events, nil
 }
 
-// checkEvents skips validating each event when the events still hold the
-// values they passed with at decoding (eventsRecord); the lane rule, which
-// also reads the request's own fields, is checked every time.
+// checkEvents validates each event, then the lane rule, which also reads
+// the request's own fields.
 func checkEvents(r *Request) error {
 	if err := checkEventCount(len(r.Events)); err != nil {
 		return err
 	}
-	if !r.validatedEvents.matches(r.Events) {
-		if err := validateEach(r.Events); err != nil {
-			return err
-		}
+	if err := validateEach(r.Events); err != nil {
+		return err
 	}
 	return r.checkLane()
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -291,7 +292,7 @@ func TestErrorsNameTheirSubject(t *testing.T) {
 				t.Errorf("rule %q is not in errcode.Rules", c.rule)
 			}
 			for k, want := range c.extra {
-				if got := e.Details[k]; !equalJSON(got, want) {
+				if got := e.Details[k]; !reflect.DeepEqual(got, want) {
 					t.Errorf("details[%q] = %#v, want %#v (details %v)", k, got, want, e.Details)
 				}
 			}

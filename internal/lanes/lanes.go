@@ -43,18 +43,15 @@ type Head struct {
 	// RootTurnID is the root turn of the request that moved the head: the
 	// automatic-compaction count of State is per root turn.
 	RootTurnID string `json:"root_turn_id,omitempty"`
-	// Outbox holds the records of this change until the relay publishes them.
+	// Outbox holds the records of this change until the relay publishes
+	// them; an activated event among them names its checkpoint record
+	// (see cite.go).
 	Outbox []outbox.Record `json:"outbox"`
-	// OutboxCites, set only in a stored head, names (by event id) the
-	// outbox record whose checkpoint member is stored as null: it is the
-	// activated event of CheckpointID, and the checkpoint record holds its
-	// bytes (ResolveOutbox; see cite.go).
-	OutboxCites string `json:"outbox_cites,omitempty"`
 	// UpdatedAt is when the head last moved.
 	UpdatedAt time.Time `json:"updated_at"`
 	// CheckpointBody, in memory only, is the body of CheckpointID as its
-	// checkpoint record stores it. Given it, Advance stores the head's
-	// activated event without the checkpoint (OutboxCites).
+	// checkpoint record stores it, when the holder of h has it: Published
+	// makes the head's own activated event whole from it without a read.
 	CheckpointBody json.RawMessage `json:"-"`
 }
 
@@ -103,10 +100,6 @@ func (h *Head) appendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `,"outbox":`...)
 	if dst, err = outbox.AppendRecords(dst, h.Outbox); err != nil {
 		return dst, err
-	}
-	if h.OutboxCites != "" {
-		dst = append(dst, `,"outbox_cites":`...)
-		dst = rawjson.AppendString(dst, h.OutboxCites)
 	}
 	dst = append(dst, `,"updated_at":`...)
 	if dst, err = rawjson.AppendTime(dst, h.UpdatedAt); err != nil {
@@ -167,7 +160,7 @@ func (s *Store) Advance(ctx context.Context, lane Lane, expectedRevision uint64,
 	if err != nil {
 		return 0, err
 	}
-	value, err := h.storedForm().Encode()
+	value, err := h.Encode()
 	if err != nil {
 		return 0, err
 	}
@@ -213,11 +206,6 @@ type Checkpoint struct {
 	// delivery; its checkpoint insert finds this marker instead and sends
 	// the request to the ledger (docs/architecture.md, "The commit path").
 	OutcomeInLedger bool `json:"outcome_in_ledger,omitempty"`
-	// PlanCitesCheckpoint, set only in the stored record, says that the
-	// plan's first record (its activated event) is stored with a null
-	// checkpoint member, which reading the record fills in from Body:
-	// the checkpoint's bytes are stored once (see storedForm).
-	PlanCitesCheckpoint bool `json:"plan_cites_checkpoint,omitempty"`
 }
 
 // IsMarker reports whether c is a marker, not a checkpoint.
@@ -228,8 +216,7 @@ func (c *Checkpoint) keyValue() (key string, value []byte, err error) {
 	if key, err = IDKey(c.ID); err != nil {
 		return "", nil, err
 	}
-	stored := c.storedForm()
-	if value, err = stored.appendJSON(make([]byte, 0, 512+stored.size())); err != nil {
+	if value, err = c.appendJSON(make([]byte, 0, 512+c.size())); err != nil {
 		return "", nil, errcode.Wrap(errcode.Internal, "encode checkpoint", err)
 	}
 	return key, value, nil
@@ -268,9 +255,6 @@ func (c *Checkpoint) appendJSON(dst []byte) ([]byte, error) {
 	}
 	if c.OutcomeInLedger {
 		dst = append(dst, `,"outcome_in_ledger":true`...)
-	}
-	if c.PlanCitesCheckpoint {
-		dst = append(dst, `,"plan_cites_checkpoint":true`...)
 	}
 	return append(dst, '}'), nil
 }
@@ -431,11 +415,8 @@ func decodeCheckpoint(value []byte) (*Checkpoint, error) {
 	if err := json.Unmarshal(value, &c); err != nil {
 		return nil, errcode.Wrap(errcode.Internal, "stored checkpoint is corrupt", err)
 	}
-	if err := c.restoreCitedCheckpoint(); err != nil {
-		return nil, errcode.Wrap(errcode.Internal, "stored checkpoint is corrupt", err)
-	}
 	if c.Plan != nil && c.Plan.CheckpointID == c.ID {
-		c.Plan.CheckpointBody = c.Body // the head it activates cites it
+		c.Plan.CheckpointBody = c.Body // the head it activates names it
 	}
 	return &c, nil
 }

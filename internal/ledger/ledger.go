@@ -83,25 +83,21 @@ type Entry struct {
 	// Plan is the head the request activates and Checkpoint the checkpoint
 	// it stores (state Stored). Both are recorded before the checkpoint is
 	// written, so recovery repeats the same bytes instead of recomputing.
+	// The plan's activated event names the checkpoint instead of holding
+	// it (outbox.Record.CheckpointRef), so the entry holds it once.
 	Plan       *lanes.Head       `json:"plan,omitempty"`
 	Checkpoint *lanes.Checkpoint `json:"checkpoint,omitempty"`
 	// Outcome is the event a terminal state published; a repeat of the
-	// request re-publishes it unchanged (same event id).
+	// request re-publishes it unchanged (same event id). An activated
+	// outcome names its checkpoint record (outbox.Record.CheckpointRef),
+	// which the repeat reads to make it whole.
 	Outcome *outbox.Record `json:"outcome,omitempty"`
 	// OutcomeInCheckpoint, with state Activated and no Outcome, says the
 	// outcome is the first record of the plan stored with the request's
 	// checkpoint (a local summarizer's): the ledger does not write the
 	// activated event a second time.
-	OutcomeInCheckpoint bool `json:"outcome_in_checkpoint,omitempty"`
-	// PlanCitesCheckpoint and OutcomeCitesCheckpoint, set only in a stored
-	// entry, say that the plan's activated event, or the outcome, is stored
-	// with a null checkpoint: Checkpoint holds it (the plan's, which Get
-	// puts back), or the checkpoint record of RequestID (the outcome's,
-	// which its reader puts back with lanes.RestoreCheckpoint). So a
-	// checkpoint's bytes are stored once per entry, not twice.
-	PlanCitesCheckpoint    bool      `json:"plan_cites_checkpoint,omitempty"`
-	OutcomeCitesCheckpoint bool      `json:"outcome_cites_checkpoint,omitempty"`
-	UpdatedAt              time.Time `json:"updated_at"`
+	OutcomeInCheckpoint bool      `json:"outcome_in_checkpoint,omitempty"`
+	UpdatedAt           time.Time `json:"updated_at"`
 }
 
 // ContentHash returns the hash the ledger compares: SHA-256 of the raw body
@@ -162,9 +158,6 @@ func (l *Ledger) Get(ctx context.Context, requestID string) (*Entry, uint64, err
 	if err := json.Unmarshal(entry.Value(), &e); err != nil {
 		return nil, 0, errcode.Wrap(errcode.Internal, "ledger entry is corrupt", err)
 	}
-	if err := e.restorePlan(); err != nil {
-		return nil, 0, errcode.Wrap(errcode.Internal, "ledger entry is corrupt", err)
-	}
 	return &e, entry.Revision(), nil
 }
 
@@ -175,7 +168,7 @@ func (l *Ledger) Put(ctx context.Context, e *Entry, revision uint64) (uint64, er
 	if err != nil {
 		return 0, err
 	}
-	value, err := json.Marshal(e.storedForm())
+	value, err := json.Marshal(e)
 	if err != nil {
 		return 0, errcode.Wrap(errcode.Internal, "encode ledger entry", err)
 	}
@@ -192,32 +185,4 @@ func (l *Ledger) Put(ctx context.Context, e *Entry, revision uint64) (uint64, er
 		return 0, fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	return 0, fmt.Errorf("ledger: write: %w", err)
-}
-
-// storedForm is e as the ledger stores it: a plan's activated event cites
-// the entry's checkpoint (PlanCitesCheckpoint).
-func (e *Entry) storedForm() *Entry {
-	if e.Checkpoint == nil || e.PlanCitesCheckpoint {
-		return e
-	}
-	plan, ok := e.Plan.CiteFirst(e.Checkpoint.Body)
-	if !ok {
-		return e
-	}
-	stored := *e
-	stored.Plan, stored.PlanCitesCheckpoint = plan, true
-	return &stored
-}
-
-// restorePlan undoes storedForm on a decoded entry.
-func (e *Entry) restorePlan() error {
-	if !e.PlanCitesCheckpoint {
-		return nil
-	}
-	e.PlanCitesCheckpoint = false
-	if e.Plan == nil || e.Checkpoint == nil {
-		return errors.New("the entry cites a checkpoint it does not hold")
-	}
-	e.Plan.CheckpointBody = e.Checkpoint.Body
-	return e.Plan.RestoreFirst(e.Checkpoint.Body)
 }

@@ -38,6 +38,12 @@ type Record struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Payload is the event body.
 	Payload json.RawMessage `json:"payload"`
+	// CheckpointRef, on an activated event as Cairn stores it, names the
+	// checkpoint record that holds the event's checkpoint; Payload is then
+	// the event with a null checkpoint, and the record is made whole (see
+	// package lanes) before it is published. A checkpoint's bytes are so
+	// stored once, in its record.
+	CheckpointRef string `json:"checkpoint_ref,omitempty"`
 }
 
 // AppendRecords appends records as json.Marshal encodes the slice (nil is
@@ -82,6 +88,10 @@ func (r Record) appendJSON(dst []byte) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("outbox: encode record %s: %w", r.EventID, err)
 	}
+	if r.CheckpointRef != "" {
+		dst = append(dst, `,"checkpoint_ref":`...)
+		dst = rawjson.AppendString(dst, r.CheckpointRef)
+	}
 	return append(dst, '}'), nil
 }
 
@@ -94,6 +104,8 @@ func (r Record) Validate() error {
 		return errors.New("outbox: record has no event id")
 	case len(r.Payload) == 0:
 		return errors.New("outbox: record has no payload")
+	case r.CheckpointRef != "":
+		return fmt.Errorf("outbox: record %s lacks checkpoint %s: make it whole before publishing", r.EventID, r.CheckpointRef)
 	}
 	return nil
 }

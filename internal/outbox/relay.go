@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,10 +46,10 @@ type RelayConfig struct {
 	// form, now at revision cleared: the writer may keep the value it
 	// handed over as the key's current one.
 	OnCleared func(key string, committed, cleared uint64)
-	// Records, when set, reads the pending records of a stored value
-	// instead of its outbox member as it is: for a value that stores part
-	// of a record elsewhere (a lane head cites its checkpoint).
-	Records func(ctx context.Context, value []byte) ([]Record, error)
+	// Resolve, when set, makes a record that names its checkpoint
+	// (Record.CheckpointRef) whole before it is published; without it such
+	// a record cannot be published.
+	Resolve func(ctx context.Context, rec Record) (Record, error)
 }
 
 // DefaultRelayConfig returns the configuration Cairn runs with.
@@ -413,7 +414,7 @@ func (r *Relay) Deliver(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("outbox: read %s: %w", key, err)
 	}
-	records, err := r.records(ctx, entry.Value())
+	records, err := decodeRecords(entry.Value())
 	if err != nil || len(records) == 0 {
 		return err
 	}
@@ -595,14 +596,19 @@ func (r *Relay) clear(ctx context.Context, key string, current []byte, revision 
 	return fmt.Errorf("outbox: clear %s: still conflicting after %d attempts", key, r.cfg.ClearAttempts)
 }
 
-// publishAll publishes records and returns their event ids once every
-// PubAck arrived; on an error none is reported published (the records stay,
-// and a repeat is absorbed by the duplicate window). Records that share a
+// publishAll publishes records, made whole (RelayConfig.Resolve), and
+// returns their event ids once every PubAck arrived; on an error none is
+// reported published (the records stay, and a repeat is absorbed by the
+// duplicate window). Records that share a
 // subject are published one after another, in order. When every record has
 // a subject of its own (an activation's event and its harvest job, which go
 // to different streams) there is no order to keep: they are published
 // concurrently and their PubAcks awaited together.
 func (r *Relay) publishAll(ctx context.Context, records []Record, committed time.Time) (map[string]bool, error) {
+	records, err := r.whole(ctx, records)
+	if err != nil {
+		return nil, err
+	}
 	published := make(map[string]bool, len(records))
 	if len(records) < 2 || !distinctSubjects(records) {
 		for _, rec := range records {
@@ -632,6 +638,25 @@ func (r *Relay) publishAll(ctx context.Context, records []Record, committed time
 		published[rec.EventID] = true
 	}
 	return published, nil
+}
+
+// whole returns records with each one that names its checkpoint made
+// whole by RelayConfig.Resolve; records is not changed.
+func (r *Relay) whole(ctx context.Context, records []Record) ([]Record, error) {
+	if r.cfg.Resolve == nil || !slices.ContainsFunc(records, func(rec Record) bool { return rec.CheckpointRef != "" }) {
+		return records, nil
+	}
+	out := slices.Clone(records)
+	for i, rec := range out {
+		if rec.CheckpointRef == "" {
+			continue
+		}
+		var err error
+		if out[i], err = r.cfg.Resolve(ctx, rec); err != nil {
+			return nil, fmt.Errorf("outbox: make %s whole: %w", rec.EventID, err)
+		}
+	}
+	return out, nil
 }
 
 // distinctSubjects reports whether no two records share a subject.
@@ -714,14 +739,6 @@ func hasRecords(value []byte) bool {
 		return dec.More()
 	}
 	return false
-}
-
-// records reads a value's pending records (RelayConfig.Records).
-func (r *Relay) records(ctx context.Context, value []byte) ([]Record, error) {
-	if r.cfg.Records != nil {
-		return r.cfg.Records(ctx, value)
-	}
-	return decodeRecords(value)
 }
 
 func decodeRecords(value []byte) ([]Record, error) {

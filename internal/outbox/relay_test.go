@@ -156,7 +156,9 @@ func TestClearKeepsRecordsAddedConcurrently(t *testing.T) {
 }
 
 func TestRecordValidate(t *testing.T) {
-	for _, r := range []Record{{}, {Subject: "s"}, {Subject: "s", EventID: "e"}} {
+	named := rec("n")
+	named.CheckpointRef = "c"
+	for _, r := range []Record{{}, {Subject: "s"}, {Subject: "s", EventID: "e"}, named} {
 		if r.Validate() == nil {
 			t.Fatalf("accepted %+v", r)
 		}
@@ -397,5 +399,55 @@ func TestDrainBeforeAScanSweepsTheBucket(t *testing.T) {
 	}
 	if n, _ := f.pending(t, "left"); n != 0 || f.events(t)["left:1"] != 1 {
 		t.Fatal("drain did not deliver the records left in the bucket")
+	}
+}
+
+// A stored record that names its checkpoint is published as Resolve makes
+// it, and is cleared once published; without Resolve it stays unpublished.
+func TestRelayPublishesRecordsMadeWhole(t *testing.T) {
+	f := newFixture(t)
+	named := rec("w:1")
+	named.Payload, named.CheckpointRef = json.RawMessage(`{"event_id":"w:1","checkpoint":null}`), "cp-1"
+	f.put(t, "lane-w", named, rec("w:2"))
+	plain, err := NewRelay(f.kv, f.js, DefaultRelayConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Deliver(context.Background(), "lane-w"); err == nil {
+		t.Fatal("a record naming its checkpoint was published without Resolve")
+	}
+	if n, _ := f.pending(t, "lane-w"); n != 2 {
+		t.Fatalf("%d records left, want both", n)
+	}
+	cfg := DefaultRelayConfig()
+	var asked []string
+	cfg.Resolve = func(_ context.Context, r Record) (Record, error) {
+		asked = append(asked, r.CheckpointRef)
+		r.Payload, r.CheckpointRef = json.RawMessage(`{"event_id":"w:1","checkpoint":{"id":"cp-1"}}`), ""
+		return r, nil
+	}
+	r, err := NewRelay(f.kv, f.js, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Deliver(context.Background(), "lane-w"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.pending(t, "lane-w"); n != 0 || len(asked) != 1 || asked[0] != "cp-1" {
+		t.Fatalf("%d records left, Resolve asked for %v", n, asked)
+	}
+	if got := f.events(t); got["w:1"] != 1 || got["w:2"] != 1 {
+		t.Fatalf("events %v", got)
+	}
+	st, err := f.js.Stream(context.Background(), topology.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetMsg(context.Background(), 1) // records of one subject go in order
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.Get(jetstream.MsgIDHeader) != "w:1" || string(m.Data) != `{"event_id":"w:1","checkpoint":{"id":"cp-1"}}` {
+		t.Fatalf("published %s %s", m.Header.Get(jetstream.MsgIDHeader), m.Data)
 	}
 }

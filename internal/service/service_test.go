@@ -170,7 +170,7 @@ func streamEvent(t *testing.T, ctx context.Context, js jetstream.JetStream, seq 
 // byte, by request_id and by the request's stream sequence; an id Cairn
 // never saw is unknown, and another body under a used id is a conflict.
 // With a local summarizer an activation on its first delivery is recorded
-// with its checkpoint; with a remote one, in the ledger citing it.
+// with its checkpoint; with a remote one, in the ledger naming it.
 func TestStatusAnswersTheRecordedOutcome(t *testing.T) {
 	t.Run("local summarizer", func(t *testing.T) {
 		checkStatusAnswers(t, startCairn(t, topology.DefaultOptions().Duplicates))
@@ -179,8 +179,8 @@ func TestStatusAnswersTheRecordedOutcome(t *testing.T) {
 		c := startCairnWith(t, topology.DefaultOptions().Duplicates, remote{offline.New(offline.DefaultOptions())})
 		checkStatusAnswers(t, c)
 		entry, _, err := c.ledger.Get(c.ctx, "req-activated")
-		if err != nil || entry == nil || !entry.OutcomeCitesCheckpoint {
-			t.Fatalf("the activation's ledger entry does not cite its checkpoint, so this case proves nothing: %+v, %v", entry, err)
+		if err != nil || entry == nil || entry.Outcome == nil || entry.Outcome.CheckpointRef != "req-activated" {
+			t.Fatalf("the activation's ledger entry does not name its checkpoint record, so this case proves nothing: %+v, %v", entry, err)
 		}
 	})
 }

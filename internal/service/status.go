@@ -106,7 +106,7 @@ func bodyRequestID(body []byte) string {
 // delivery, its checkpoint record with the plan (internal/consumer,
 // firstDelivery). hash, when set, must be the recorded body's. The
 // checkpoint record is read alongside the entry: an activated outcome
-// cites it either way, so most asks cost one round trip, not two.
+// names it either way, so most asks cost one round trip, not two.
 func (r *Recorder) byID(ctx context.Context, id, hash string) (*events.StatusReply, error) {
 	reply := &events.StatusReply{RequestID: id, State: events.StateUnknown}
 	var (
@@ -144,40 +144,40 @@ func (r *Recorder) byID(ctx context.Context, id, hash string) (*events.StatusRep
 	}
 	reply.State = events.StateStored
 	if active {
-		reply.State, reply.Outcome = events.StateActivated, outcomeOf(cp.Plan.Outbox[0])
+		reply.State = events.StateActivated
+		if reply.Outcome, err = outcomeOf(cp.Plan.Outbox[0], cp); err != nil {
+			return nil, err
+		}
 	}
 	return reply, nil
 }
 
 // fromEntry fills the reply from a ledger entry: its state and, once
-// terminal, the recorded outcome with the checkpoint it cites put back
-// from the request's checkpoint record cp (read with error cpErr).
+// terminal, the recorded outcome, made whole from the request's
+// checkpoint record cp (read with error cpErr) when it names it.
 func fromEntry(e *ledger.Entry, cp *lanes.Checkpoint, cpErr error, reply *events.StatusReply) error {
 	reply.State = string(e.State)
 	if !e.State.Terminal() {
 		return nil
 	}
-	needsRecord := e.OutcomeCitesCheckpoint || (e.Outcome == nil && e.OutcomeInCheckpoint)
-	if needsRecord && cpErr != nil {
-		return cpErr
-	}
-	switch {
-	case e.Outcome != nil && e.OutcomeCitesCheckpoint:
-		payload, err := lanes.RestoreFromCheckpoint(cp, e.RequestID, e.Outcome.Payload)
-		if err != nil {
-			return err
+	outcome := e.Outcome
+	if outcome == nil && e.OutcomeInCheckpoint {
+		if cpErr != nil {
+			return cpErr
 		}
-		whole := *e.Outcome
-		whole.Payload = payload
-		reply.Outcome = outcomeOf(whole)
-	case e.Outcome != nil:
-		reply.Outcome = outcomeOf(*e.Outcome)
-	case e.OutcomeInCheckpoint && cp != nil && cp.Plan != nil && len(cp.Plan.Outbox) > 0:
-		reply.Outcome = outcomeOf(cp.Plan.Outbox[0])
-	default:
+		if cp != nil && cp.Plan != nil && len(cp.Plan.Outbox) > 0 {
+			outcome = &cp.Plan.Outbox[0]
+		}
+	}
+	if outcome == nil {
 		return errcode.WithDetails(errcode.Internal, "finished request has no recorded outcome", map[string]any{"request_id": e.RequestID})
 	}
-	return nil
+	if outcome.CheckpointRef != "" && cpErr != nil {
+		return cpErr
+	}
+	var err error
+	reply.Outcome, err = outcomeOf(*outcome, cp)
+	return err
 }
 
 // planActive reports whether a plan stored with its checkpoint was
@@ -196,6 +196,12 @@ func (r *Recorder) planActive(ctx context.Context, plan *lanes.Head) (bool, erro
 	return r.Lanes.InHistory(ctx, head, plan.CheckpointID, r.HistoryLimit)
 }
 
-func outcomeOf(rec outbox.Record) *events.StatusOutcome {
-	return &events.StatusOutcome{Subject: rec.Subject, EventID: rec.EventID, Event: rec.Payload}
+// outcomeOf is a recorded outcome as a status reply gives it: whole,
+// when it names its checkpoint record cp.
+func outcomeOf(rec outbox.Record, cp *lanes.Checkpoint) (*events.StatusOutcome, error) {
+	whole, err := lanes.Resolved(rec, cp)
+	if err != nil {
+		return nil, err
+	}
+	return &events.StatusOutcome{Subject: whole.Subject, EventID: whole.EventID, Event: whole.Payload}, nil
 }
