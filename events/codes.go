@@ -1,8 +1,8 @@
 package events
 
 import (
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // Error codes of failed and memory.failed events (Error.Code). They are

@@ -2,7 +2,7 @@ package events
 
 import (
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // The types below describe the JSON objects that Request and Activated carry

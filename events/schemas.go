@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/jsonschema"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/jsonschema"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // SchemaBaseURL prefixes the $id of every published schema.

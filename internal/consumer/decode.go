@@ -3,8 +3,8 @@ package consumer
 import (
 	"context"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // decode reads the request envelope and checks its Nats-Msg-Id: a message

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // EngineCompactor is the Compactor of internal/engine. It applies the lane

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
 )
 

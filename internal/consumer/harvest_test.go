@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/topology"

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/llm"
-	"github.com/cairnhq/cairn/internal/semantic"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/summarize/openaisum"
+	"github.com/cairnhq/cairn/semantic"
 	"github.com/cairnhq/cairn/testenv"
 )
 

@@ -4,8 +4,8 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // Context limit kinds of a model profile.

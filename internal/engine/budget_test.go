@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // Budget conformance cases CB-01..CB-12: limits, ratios, methods and

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/redact"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // Compact runs the compaction algorithm of docs/request.md ("How Cairn

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // Conformance cases CT-01..CT-19.

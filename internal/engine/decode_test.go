@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 func TestDecodeRequestRoundTrip(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // wireEvent is an event as a producer writes it: a JSON object.

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // An event error names where in the request the event is, as well as the

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // InputEvent checks, in the contract's order.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 const examplesDir = "../../examples"

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // fixedNow stamps every checkpoint built in tests.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 func compactErr(t *testing.T, req *Request, s Summarizer) error {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files, fuzz seeds and examples")

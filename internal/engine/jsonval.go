@@ -6,7 +6,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 )
 
 // Values decoded from untrusted JSON (canonical.Decode) are nil, bool,

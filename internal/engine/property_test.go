@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // referenceCut is a brute-force transcription of SplitTail's rules, written

@@ -3,9 +3,9 @@ package engine
 import (
 	"slices"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // Renderer names.

@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // RequestVersion is the only wire version of a Request.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // subjectCase is one failure and the subject its details must name: the

@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // PayloadSchemaVersion names the shape of Payload.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // decodedFixture decodes the fixture request, whose tool event carries a

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 )
 
 // appendView appends the canonical encoding of e's 13-key view (keys in

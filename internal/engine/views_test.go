@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // otherRenderer renders exactly as canonical_v1 but is not the engine's own

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/nats-io/nats.go/jetstream"
 )

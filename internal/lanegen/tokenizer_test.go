@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 )
 

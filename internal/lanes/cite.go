@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/rawjson"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanegen"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // recording wraps the offline summarizer and counts calls and repairs.

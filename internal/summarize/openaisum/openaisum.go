@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/llm"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // Defaults of Options.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // The typed paths (Validate, Normalize and the uniqueness check) must agree

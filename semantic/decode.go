@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // ParseJSON decodes a semantic document strictly (duplicate keys at any depth

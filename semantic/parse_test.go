@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 )
 
 func TestParseBase(t *testing.T) {

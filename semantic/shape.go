@@ -3,7 +3,7 @@ package semantic
 import (
 	"slices"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // The value check of a typed semantic: bounds, texts, ids, enums,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 )
 
 // lineage is a previous semantic citing events of an earlier request.

@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cairnhq/cairn/internal/streamread"
+	"github.com/cairnhq/cairn/streamread"
 	"github.com/cairnhq/cairn/testenv"
 )
 

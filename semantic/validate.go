@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // Source-backed validation messages.

@@ -26,7 +26,7 @@ func TestFieldAndWith(t *testing.T) {
 
 // subjects.md's Rules table lists exactly Rules, with the same meanings.
 func TestRulesMatchSubjects(t *testing.T) {
-	doc, err := os.ReadFile("../../subjects.md")
+	doc, err := os.ReadFile("../subjects.md")
 	if err != nil {
 		t.Fatal(err)
 	}

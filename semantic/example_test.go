@@ -3,7 +3,7 @@ package semantic_test
 import (
 	"fmt"
 
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // A summarizer's JSON output is parsed, then checked against the events it

@@ -3,7 +3,7 @@ package canonical_test
 import (
 	"fmt"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 )
 
 // Keys are sorted by their bytes, nothing is indented, and only control

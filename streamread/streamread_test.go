@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/streamread"
+	"github.com/cairnhq/cairn/streamread"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go/jetstream"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 )
@@ -23,8 +23,8 @@ func TestReferenceRequests(t *testing.T) {
 		tool string
 		args []string
 	}{
-		{"python", "python3", []string{"../../examples/python/make_request.py"}},
-		{"js", "node", []string{"../../examples/js/make-request.mjs"}},
+		{"python", "python3", []string{"../examples/python/make_request.py"}},
+		{"js", "node", []string{"../examples/js/make-request.mjs"}},
 	}
 	var encoded [][]byte
 	for _, b := range builders {
