@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
@@ -64,8 +66,8 @@ func compactRequest(t *testing.T, data []byte) []byte {
 	if err != nil {
 		t.Fatalf("Compact: %v", err)
 	}
-	if res.Status != engine.StatusCompacted {
-		t.Errorf("status %s, want %s", res.Status, engine.StatusCompacted)
+	if res.Status != events.StatusCompacted {
+		t.Errorf("status %s, want %s", res.Status, events.StatusCompacted)
 	}
 	v, err := canonical.Decode(data)
 	if err != nil {

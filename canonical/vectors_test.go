@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/canonical"
-	"github.com/cairnhq/cairn/internal/engine"
 )
 
 // The vectors of testdata/vectors.json are the portable statement of the
@@ -289,7 +290,7 @@ func checkEventVector(t *testing.T, v *eventVector) {
 	}
 	payload := mustEncode(t, contentPayload(m))
 	provenance := mustEncode(t, m["provenance"])
-	e, err := engine.DecodeEvent(decoded)
+	e, err := events.DecodeEvent(decoded)
 	if err != nil {
 		t.Fatalf("DecodeEvent: %v", err)
 	}
@@ -317,11 +318,11 @@ func checkEventVector(t *testing.T, v *eventVector) {
 	// An event carrying the hashes is accepted, and one with a wrong hash
 	// is not.
 	m["content_hash"], m["provenance_sha256"] = v.ContentHash, v.ProvenanceSHA256
-	if _, err := engine.DecodeEvent(m); err != nil {
+	if _, err := events.DecodeEvent(m); err != nil {
 		t.Errorf("event with the vector's hashes: %v", err)
 	}
 	m["content_hash"] = strings.Repeat("0", 64)
-	if _, err := engine.DecodeEvent(m); err == nil || !strings.Contains(err.Error(), "content hash does not match") {
+	if _, err := events.DecodeEvent(m); err == nil || !strings.Contains(err.Error(), "content hash does not match") {
 		t.Errorf("event with a wrong content_hash: %v", err)
 	}
 }

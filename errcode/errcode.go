@@ -91,10 +91,10 @@ var Rules = map[string]string{
 // the same request again can help; it is false for bad input. Err, when set, is
 // the underlying cause and is reachable through errors.Unwrap.
 type Error struct {
-	Code      string         `json:"code"`
-	Message   string         `json:"message"`
-	Details   map[string]any `json:"details"`
-	Retryable bool           `json:"retryable"`
+	Code      string         `json:"code" doc:"stable error code (subjects.md)"`
+	Message   string         `json:"message" doc:"human-readable"`
+	Details   map[string]any `json:"details" doc:"what failed: field paths, limits, values"`
+	Retryable bool           `json:"retryable" doc:"whether a resend of the same request can succeed"`
 	Err       error          `json:"-"`
 }
 

@@ -207,8 +207,8 @@ func usageWithAttempts(usage json.RawMessage, attempts []ledger.Attempt) json.Ra
 		if a.Done {
 			continue
 		}
-		entry, err := json.Marshal(engine.UncertainAttempt{
-			Attempt: a.N, Outcome: engine.OutcomeUncertain,
+		entry, err := json.Marshal(events.UncertainAttempt{
+			Attempt: a.N, Outcome: events.OutcomeUncertain,
 			RequestedAt: a.RequestedAt.UTC().Format(time.RFC3339), Deadline: a.Deadline.UTC().Format(time.RFC3339),
 		})
 		if err == nil {
@@ -241,7 +241,7 @@ func (p *Processor) failedRecord(d *delivery, e *errcode.Error) (outbox.Record, 
 	rid := requestIDOf(d)
 	var id string
 	switch {
-	case !engine.ValidName(rid):
+	case !events.ValidName(rid):
 		rid = bodyName(d.body)
 		id = rid + ":" + kindFailed
 	case d.conflict:
@@ -267,7 +267,7 @@ func (p *Processor) failedRecord(d *delivery, e *errcode.Error) (outbox.Record, 
 func bodyName(body []byte) string { return "msg-" + ledger.ContentHash(body)[:32] }
 
 func nameOrEmpty(s string) string {
-	if engine.ValidName(s) {
+	if events.ValidName(s) {
 		return s
 	}
 	return ""

@@ -18,7 +18,7 @@ func TestEventErrorsGiveTheirPath(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		mutate func(events []any)
+		mutate func(laneEvents []any)
 		path   string
 	}{
 		{"wrong content hash", func(ev []any) { ev[3].(map[string]any)["content_hash"] = zeros64 }, "events[3].content_hash"},

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // eventsRecord is DecodeRequestValue's private record of every value
@@ -38,7 +40,7 @@ type eventScalars struct {
 	hasContent, hasTokenCount, truncated bool
 }
 
-func scalarsOf(e *InputEvent) eventScalars {
+func scalarsOf(e *events.InputEvent) eventScalars {
 	s := eventScalars{
 		eventID: e.EventID, runAgentID: e.RunAgentID, namespace: e.CheckpointNamespace, role: e.Role,
 		provenanceSHA256: e.ProvenanceSHA256, contentHash: e.ContentHash,
@@ -62,10 +64,10 @@ type eventTrees struct {
 
 // recordEvents returns the record of events that have just passed
 // InputEvent.Validate.
-func recordEvents(events []InputEvent) *eventsRecord {
-	rec := &eventsRecord{scalars: make([]eventScalars, len(events)), trees: make([]eventTrees, len(events))}
-	for i := range events {
-		e := &events[i]
+func recordEvents(laneEvents []events.InputEvent) *eventsRecord {
+	rec := &eventsRecord{scalars: make([]eventScalars, len(laneEvents)), trees: make([]eventTrees, len(laneEvents))}
+	for i := range laneEvents {
+		e := &laneEvents[i]
 		rec.scalars[i] = scalarsOf(e)
 		rec.trees[i] = eventTrees{cloneJSON(e.Provenance), cloneJSON(mapOrNil(e.Tool)), slices.Clone(e.ArtifactIDs)}
 	}
@@ -74,12 +76,12 @@ func recordEvents(events []InputEvent) *eventsRecord {
 
 // matches reports whether events hold exactly the recorded values; Protected,
 // which Validate does not read, may differ.
-func (rec *eventsRecord) matches(events []InputEvent) bool {
-	if rec == nil || len(events) != len(rec.scalars) {
+func (rec *eventsRecord) matches(laneEvents []events.InputEvent) bool {
+	if rec == nil || len(laneEvents) != len(rec.scalars) {
 		return false
 	}
-	for i := range events {
-		e, t := &events[i], &rec.trees[i]
+	for i := range laneEvents {
+		e, t := &laneEvents[i], &rec.trees[i]
 		if scalarsOf(e) != rec.scalars[i] || !slices.Equal(e.ArtifactIDs, t.artifactIDs) ||
 			!equalJSON(e.Provenance, t.provenance) || !equalJSON(mapOrNil(e.Tool), t.tool) {
 			return false

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/errcode"
 )
 
@@ -20,7 +22,7 @@ import (
 func decodedFixture(t testing.TB) *Request {
 	t.Helper()
 	built := fixtureRequest(t)
-	built.Events[1] = event(t, 2, RoleTool, strings.Repeat("t", 6000), withTool(map[string]any{
+	built.Events[1] = event(t, 2, events.RoleTool, strings.Repeat("t", 6000), withTool(map[string]any{
 		"call_id": "call-1", "name": "test", "status": "success",
 		"args": map[string]any{"n": int64(3), "flags": []any{true, nil, "x", canonicalNumber("1.5")}},
 	}), withArtifacts(artifactID(1)))
@@ -146,7 +148,7 @@ func TestRecordMatchesEqualValuesOnly(t *testing.T) {
 // if Validate reads it, recordEvents and matches must cover it too.
 func TestRecordCoversEveryValidatedField(t *testing.T) {
 	var fields []string
-	for f := range reflect.TypeFor[InputEvent]().Fields() {
+	for f := range reflect.TypeFor[events.InputEvent]().Fields() {
 		fields = append(fields, f.Name)
 	}
 	want := []string{"EventID", "RunAgentID", "ChatSeq", "LaneEventOrdinal", "CheckpointNamespace", "Role",
@@ -180,7 +182,7 @@ func changeAtRandom(rng *rand.Rand, r *Request) string {
 		e.ChatSeq += int64(rng.IntN(3)) - 1
 		return "chat_seq"
 	case 1:
-		e.Role = []string{RoleUser, RoleAssistant, RoleTool}[rng.IntN(3)]
+		e.Role = []string{events.RoleUser, events.RoleAssistant, events.RoleTool}[rng.IntN(3)]
 		return "role"
 	case 2:
 		if e.Content != nil {

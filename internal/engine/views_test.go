@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/semantic"
 )
 
@@ -14,8 +16,8 @@ import (
 // encoded views.
 type otherRenderer struct{}
 
-func (otherRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
-	return canonicalRenderer{}.Render(sem, events)
+func (otherRenderer) Render(sem *semantic.Semantic, laneEvents []events.InputEvent) (Rendered, error) {
+	return canonicalRenderer{}.Render(sem, laneEvents)
 }
 
 // TestEncodedViewsMeasureAsRendering compacts lanes (pruned, compacted,

@@ -14,7 +14,6 @@ import (
 
 	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/inspect"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/nats-io/nats.go"
@@ -165,7 +164,7 @@ func (h *handlers) lane(req micro.Request) {
 		return
 	}
 	lane := lanes.Lane{RunAgentID: q.RunAgentID, CheckpointNamespace: q.CheckpointNamespace}
-	if !engine.ValidName(lane.RunAgentID) || !engine.ValidName(lane.CheckpointNamespace) {
+	if !events.ValidName(lane.RunAgentID) || !events.ValidName(lane.CheckpointNamespace) {
 		h.answer(req, nil, errcode.Field(errcode.InvalidServiceRequest, "run_agent_id and checkpoint_namespace must be valid ids", "run_agent_id", "pattern"))
 		return
 	}

@@ -1,42 +1,23 @@
-package engine
+package events
 
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
 )
 
-// Accounting methods of a ContextBudget.
+// Accounting methods (Checkpoint.AccountingMethod, AntiThrash.AccountingMethod).
 const (
 	MethodConservativeUTF8     = "conservative_utf8"
 	MethodLocalTokenizer       = "local_tokenizer_v1"
 	MethodReportedUsageDeltaV2 = "reported_usage_delta_v2"
 )
 
-// Triggers of a compaction request.
-const (
-	TriggerAuto                 = "auto"
-	TriggerManual               = "manual"
-	TriggerOverflow             = "overflow"
-	TriggerModelSwitchPreflight = "model_switch_preflight"
-)
-
-// Suppression reasons reported in a skipped Result.
-const (
-	SuppressionCancellationPending   = "cancellation_pending"
-	SuppressionAutomaticLimit        = "automatic_limit"
-	SuppressionInsufficientNewTokens = "insufficient_new_tokens"
-	SuppressionRapidRefill           = "rapid_refill"
-	SuppressionBelowTrigger          = "below_trigger"
-)
-
-// triggers lists the valid triggers, as a failure's details state them.
-var triggers = []string{TriggerAuto, TriggerManual, TriggerOverflow, TriggerModelSwitchPreflight}
-
 func isTrigger(s string) bool {
-	return s == TriggerAuto || s == TriggerManual || s == TriggerOverflow || s == TriggerModelSwitchPreflight
+	return slices.Contains(Triggers(), s)
 }
 
 // methods lists the accounting methods, as a failure's details state them.
@@ -46,10 +27,11 @@ func isMethod(s string) bool {
 	return s == MethodConservativeUTF8 || s == MethodLocalTokenizer || s == MethodReportedUsageDeltaV2
 }
 
-// State is a lane's automatic-compaction (anti-thrash) state.
-// It is a value: every operation returns a new State. The zero value is the
-// state of a new lane.
-type State struct {
+// AntiThrash is a lane's automatic-compaction state (Request.AntiThrash).
+// Cairn keeps it in the lane head; `processor compact` reads it from a
+// request. It is a value: every operation returns a new AntiThrash. The
+// zero value is the state of a new lane.
+type AntiThrash struct {
 	SuccessfulAutoCompactions         int64   `json:"successful_auto_compactions" doc:"auto compactions since the last user turn" minimum:"0"`
 	LastCompactionLaneEventOrdinal    *int64  `json:"last_compaction_lane_event_ordinal" doc:"the lane ordinal the last compaction reached, or null"`
 	LastCompactionTokensAfter         *int64  `json:"last_compaction_tokens_after" doc:"tokens_after of the last compaction, or null"`
@@ -87,7 +69,7 @@ func (id AccountingIdentity) valid() bool {
 
 // Validate checks field bounds and the accounting triple. Errors are
 // invalid_compaction_state.
-func (s State) Validate() error {
+func (s AntiThrash) Validate() error {
 	counts := []struct {
 		name  string
 		value *int64
@@ -128,23 +110,23 @@ func (s State) Validate() error {
 
 // AutoSuppression returns the first reason an automatic compaction must not
 // run, or "" if none applies.
-func (s State) AutoSuppression(p Policy) string {
+func (s AntiThrash) AutoSuppression(p Policy) string {
 	switch {
 	case s.CancellationPending:
-		return SuppressionCancellationPending
+		return SkipCancellationPending
 	case s.SuccessfulAutoCompactions >= p.MaximumAutoCompactionsPerRootTurn:
-		return SuppressionAutomaticLimit
+		return SkipAutomaticLimit
 	case s.LastCompactionLaneEventOrdinal != nil && s.NewTokensSinceCompaction < p.MinimumNewTokensBeforeRecompact:
-		return SuppressionInsufficientNewTokens
+		return SkipInsufficientNewTokens
 	case s.ConsecutiveIneffectiveCompactions > 0 && s.NewTokensSinceCompaction == 0:
-		return SuppressionRapidRefill
+		return SkipRapidRefill
 	}
 	return ""
 }
 
 // ObserveNewTokens replaces (does not add to) the count of tokens the lane
 // gained since its last compaction.
-func (s State) ObserveNewTokens(n int64) (State, error) {
+func (s AntiThrash) ObserveNewTokens(n int64) (AntiThrash, error) {
 	if n < 0 {
 		return s, stateFieldError("new-token count must be non-negative", "new_tokens_since_compaction", "range").With("value", n)
 	}
@@ -155,7 +137,7 @@ func (s State) ObserveNewTokens(n int64) (State, error) {
 // RebaseAccounting moves the state to a new accounting identity. When the
 // identity differs from the stored one, the unit-dependent fields are reset;
 // counters that do not depend on units are kept.
-func (s State) RebaseAccounting(id AccountingIdentity) (State, error) {
+func (s AntiThrash) RebaseAccounting(id AccountingIdentity) (AntiThrash, error) {
 	if !id.valid() {
 		// The method and version are the engine's own; the profile hash
 		// is the request's.
@@ -178,7 +160,7 @@ func (s State) RebaseAccounting(id AccountingIdentity) (State, error) {
 	return s, nil
 }
 
-func (s State) sameIdentity(id AccountingIdentity) bool {
+func (s AntiThrash) sameIdentity(id AccountingIdentity) bool {
 	if s.AccountingMethod == nil || *s.AccountingMethod != id.Method ||
 		s.AccountingVersion == nil || *s.AccountingVersion != id.Version {
 		return false
@@ -191,7 +173,7 @@ func (s State) sameIdentity(id AccountingIdentity) bool {
 
 // StartRootTurn returns the state for a new root turn: the counts that are
 // per root turn (automatic compactions, the overflow retry) start again.
-func (s State) StartRootTurn() State {
+func (s AntiThrash) StartRootTurn() AntiThrash {
 	s.SuccessfulAutoCompactions = 0
 	s.OverflowRetryUsed = false
 	return s
@@ -199,7 +181,7 @@ func (s State) StartRootTurn() State {
 
 // RecordSuccess records a checkpoint that the caller durably activated. Call
 // it only after activation.
-func (s State) RecordSuccess(trigger string, laneOrdinal, tokensAfter int64) (State, error) {
+func (s AntiThrash) RecordSuccess(trigger string, laneOrdinal, tokensAfter int64) (AntiThrash, error) {
 	if !isTrigger(trigger) || laneOrdinal < 0 || tokensAfter < 0 {
 		return s, stateError("successful compaction evidence is invalid")
 	}
@@ -214,21 +196,21 @@ func (s State) RecordSuccess(trigger string, laneOrdinal, tokensAfter int64) (St
 	return s, nil
 }
 
-var stateFields = jsonKeys(reflect.TypeFor[State]())
+var stateFields = jsonKeys(reflect.TypeFor[AntiThrash]())
 
-// DecodeState builds a State from its persisted JSON object (string method
+// DecodeState builds an AntiThrash from its persisted JSON object (string method
 // names; nulls for absent values) and validates it. Absent fields take their
 // defaults. Every error is invalid_compaction_state.
-func DecodeState(v any) (State, error) {
+func DecodeState(v any) (AntiThrash, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return State{}, stateFieldError("compaction state must be a map", "anti_thrash", "type").With("expected", "object")
+		return AntiThrash{}, stateFieldError("compaction state must be a map", "anti_thrash", "type").With("expected", "object")
 	}
 	if unknown := unknownKeys(m, stateFields); len(unknown) > 0 {
-		return State{}, stateFieldError("compaction state has unknown fields", "anti_thrash", "unknown").
+		return AntiThrash{}, stateFieldError("compaction state has unknown fields", "anti_thrash", "unknown").
 			With("fields", stringsToAny(unknown))
 	}
-	var s State
+	var s AntiThrash
 	reads := []struct {
 		name string
 		ok   bool
@@ -243,17 +225,17 @@ func DecodeState(v any) (State, error) {
 	}
 	for _, rd := range reads {
 		if !rd.ok {
-			return State{}, stateFieldError("compaction state is invalid", stateField(rd.name), "type")
+			return AntiThrash{}, stateFieldError("compaction state is invalid", stateField(rd.name), "type")
 		}
 	}
 	if !readStringPtr(m, "accounting_method", &s.AccountingMethod) {
-		return State{}, stateFieldError("compaction state accounting method is invalid", stateField("accounting_method"), "type")
+		return AntiThrash{}, stateFieldError("compaction state accounting method is invalid", stateField("accounting_method"), "type")
 	}
 	if !readIntPtr(m, "accounting_version", &s.AccountingVersion) {
-		return State{}, stateFieldError("compaction state is invalid", stateField("accounting_version"), "type")
+		return AntiThrash{}, stateFieldError("compaction state is invalid", stateField("accounting_version"), "type")
 	}
 	if !readStringPtr(m, "accounting_profile_hash", &s.AccountingProfileHash) {
-		return State{}, stateFieldError("compaction state is invalid", stateField("accounting_profile_hash"), "type")
+		return AntiThrash{}, stateFieldError("compaction state is invalid", stateField("accounting_profile_hash"), "type")
 	}
 	return s, s.Validate()
 }
@@ -305,16 +287,16 @@ func intPtrValue(n *int64) any {
 	return *n
 }
 
-// plainState is State without its methods, for encoding/json to encode
+// plainState is AntiThrash without its methods, for encoding/json to encode
 // by the json tags.
-type plainState State
+type plainState AntiThrash
 
 // MarshalJSON writes the persisted form (the json tags; nulls for unset
 // values) canonically.
-func (s State) MarshalJSON() ([]byte, error) { return canonicalJSON(plainState(s)) }
+func (s AntiThrash) MarshalJSON() ([]byte, error) { return canonicalJSON(plainState(s)) }
 
 // UnmarshalJSON reads the persisted form, rejecting duplicate and unknown keys.
-func (s *State) UnmarshalJSON(data []byte) error {
+func (s *AntiThrash) UnmarshalJSON(data []byte) error {
 	v, err := canonical.Decode(data)
 	if err != nil {
 		return errcode.Wrap(errcode.InvalidState, "compaction state has duplicate fields or is not JSON", err)
@@ -328,9 +310,12 @@ func (s *State) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	_ json.Marshaler   = State{}
-	_ json.Unmarshaler = (*State)(nil)
+	_ json.Marshaler   = AntiThrash{}
+	_ json.Unmarshaler = (*AntiThrash)(nil)
 )
+
+// maxRehydrationBytes bounds the canonical encoding of a rehydration state.
+const maxRehydrationBytes = 1 << 20
 
 // RehydrationState is exact continuation data (todo revisions, workspace
 // revisions) that the checkpoint carries verbatim (subjects.md).

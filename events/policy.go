@@ -1,4 +1,4 @@
-package engine
+package events
 
 import (
 	"encoding/json"
@@ -222,7 +222,7 @@ func DecodePolicy(v any) (Policy, error) {
 	}
 	if unknown := unknownKeys(m, policyFields); len(unknown) > 0 {
 		return Policy{}, errcode.Field(errcode.InvalidPolicy, "unknown policy fields",
-			"policy."+TruncateUTF8(unknown[0], maxListedNameSize), "unknown").With("fields", stringsToAny(unknown))
+			"policy."+truncateUTF8(unknown[0], maxListedNameSize), "unknown").With("fields", stringsToAny(unknown))
 	}
 	p := DefaultPolicy()
 	if err := p.overlay(m); err != nil {
