@@ -23,33 +23,51 @@ const (
 // names are the wire names. Content, Tool, ArtifactIDs and Truncated are
 // covered by ContentHash; Provenance by ProvenanceSHA256.
 type InputEvent struct {
-	EventID             string         `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)" minLength:"1" maxLength:"200"`
-	RunAgentID          string         `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane; the request's run_agent_id" minLength:"1" maxLength:"200"`
-	ChatSeq             int64          `json:"chat_seq" doc:"position in the conversation, > 0, never below an earlier event's" minimum:"1"`
-	LaneEventOrdinal    int64          `json:"lane_event_ordinal" doc:"position in the lane, > 0 and strictly increasing" minimum:"1"`
-	CheckpointNamespace string         `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes); the request's checkpoint_namespace" minLength:"1" maxLength:"200"`
-	Role                string         `json:"role" doc:"who wrote the event" enum:"user|assistant|tool"`
-	Provenance          any            `json:"provenance" doc:"any JSON value describing where the event came from"`
-	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty" doc:"canonical hash of provenance (docs/canonical-json.md); computed by Cairn when absent or null" null:"true" pattern:"^[0-9a-f]{64}$"`
-	ContentHash         string         `json:"content_hash,omitempty" doc:"canonical hash of {artifact_ids, content, tool, truncated}; computed by Cairn when absent or null" null:"true" pattern:"^[0-9a-f]{64}$"`
-	Content             *string        `json:"content" required:"false" doc:"the event's text (at most 1 MiB of UTF-8), null or absent" maxLength:"1048576"`
-	Tool                map[string]any `json:"tool,omitempty" doc:"tool call or result metadata (call_id, name, ...), canonical JSON"`
-	ArtifactIDs         []string       `json:"artifact_ids,omitempty" doc:"ids of artifacts the event refers to (at most 128, each 1..200 bytes)" maxItems:"128"`
-	Truncated           bool           `json:"truncated,omitempty" doc:"the producer already cut the content"`
-	Protected           bool           `json:"protected,omitempty" doc:"never cut or projected"`
+	EventID             string         `json:"event_id" doc:"unique id of the event within the lane (1..200 bytes)" minLength:"1" maxLength:"200" invalid:"event identities are invalid"`
+	RunAgentID          string         `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane; the request's run_agent_id" minLength:"1" maxLength:"200" invalid:"event identities are invalid"`
+	ChatSeq             int64          `json:"chat_seq" doc:"position in the conversation, > 0, never below an earlier event's" minimum:"1" invalid:"chat sequence is invalid"`
+	LaneEventOrdinal    int64          `json:"lane_event_ordinal" doc:"position in the lane, > 0 and strictly increasing" minimum:"1" invalid:"lane ordinal is invalid"`
+	CheckpointNamespace string         `json:"checkpoint_namespace" doc:"the lane within the agent (1..200 bytes); the request's checkpoint_namespace" minLength:"1" maxLength:"200" invalid:"checkpoint namespace is invalid"`
+	Role                string         `json:"role" doc:"who wrote the event" enum:"user|assistant|tool" invalid:"event role is invalid"`
+	Provenance          any            `json:"provenance" doc:"any JSON value describing where the event came from" invalid:"event provenance is invalid"`
+	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty" doc:"canonical hash of provenance (docs/canonical-json.md); computed by Cairn when absent or null" null:"true" pattern:"^[0-9a-f]{64}$" invalid:"event hashes are invalid"`
+	ContentHash         string         `json:"content_hash,omitempty" doc:"canonical hash of {artifact_ids, content, tool, truncated}; computed by Cairn when absent or null" null:"true" pattern:"^[0-9a-f]{64}$" invalid:"event hashes are invalid"`
+	Content             *string        `json:"content" required:"false" doc:"the event's text (at most 1 MiB of UTF-8), null or absent" maxLength:"1048576" invalid:"event content is invalid"`
+	Tool                map[string]any `json:"tool,omitempty" doc:"tool call or result metadata (call_id, name, ...), canonical JSON" invalid:"event tool projection is invalid"`
+	ArtifactIDs         []string       `json:"artifact_ids,omitempty" doc:"ids of artifacts the event refers to (at most 128, each 1..200 bytes)" maxItems:"128" invalid:"event artifact IDs are invalid"`
+	Truncated           bool           `json:"truncated,omitempty" doc:"the producer already cut the content" invalid:"event flags are invalid"`
+	Protected           bool           `json:"protected,omitempty" doc:"never cut or projected" invalid:"event flags are invalid"`
 	// TokenCount, when set, is the caller's token estimate for the event; when
 	// nil the event costs the byte size of its canonical View.
-	TokenCount *int64 `json:"token_count,omitempty" doc:"the producer's own token count of the event, used instead of Cairn's" minimum:"0"`
+	TokenCount *int64 `json:"token_count,omitempty" doc:"the producer's own token count of the event, used instead of Cairn's" minimum:"0" invalid:"event token count is invalid"`
 }
 
-var eventFields = jsonKeys(reflect.TypeFor[InputEvent]())
-
-// requiredEventFields are the fields an event must carry. provenance_sha256
+// inputEventFields are InputEvent's members. Those not tagged omitempty
+// or required:"false" are the ones an event must carry; provenance_sha256
 // and content_hash may be left out (or null): Cairn then computes them from
 // the event itself, so they attest nothing the producer checked
 // (docs/request.md, "Hashes a producer may leave out").
-var requiredEventFields = []string{"event_id", "run_agent_id", "chat_seq", "lane_event_ordinal",
-	"checkpoint_namespace", "role", "provenance"}
+var (
+	inputEventFields    = wireFields(reflect.TypeFor[InputEvent]())
+	eventFields         = keySet(fieldNames(inputEventFields, false)...)
+	requiredEventFields = fieldNames(inputEventFields, true)
+	eventMessages       = invalidMessages(inputEventFields)
+)
+
+// invalidMessages maps each field's name to its invalid tag: the message
+// of an error of the field's value, whichever rule it broke.
+func invalidMessages(fields []wireField) map[string]string {
+	m := make(map[string]string, len(fields))
+	for _, f := range fields {
+		m[f.name] = f.tag.Get("invalid")
+	}
+	return m
+}
+
+// invalid is fieldError with the field's own message (its invalid tag).
+func (e InputEvent) invalid(field, rule string) *errcode.Error {
+	return e.fieldError(field, rule, eventMessages[field])
+}
 
 // fieldError is an invalid_compaction_event naming the event and the field
 // that broke the rule, so a producer can find it in a long lane.
@@ -57,15 +75,6 @@ func (e InputEvent) fieldError(field, rule, message string) *errcode.Error {
 	return errcode.WithDetails(errcode.InvalidEvent, message, map[string]any{
 		"event_id": e.EventID, "field": field, "rule": rule,
 	})
-}
-
-// hashMemberRule is the rule a hash member that optionalString refused broke:
-// pattern for a string (the empty one), type for any other value.
-func hashMemberRule(v any) string {
-	if _, isString := v.(string); isString {
-		return "pattern"
-	}
-	return "type"
 }
 
 // hashMismatch is fieldError for a hash that does not match what the event
@@ -164,26 +173,26 @@ func mapOrNil(m map[string]any) any {
 func (e InputEvent) Validate() error {
 	switch {
 	case !isID(e.EventID):
-		return e.fieldError("event_id", "range", "event identities are invalid")
+		return e.invalid("event_id", "range")
 	case !isID(e.RunAgentID):
-		return e.fieldError("run_agent_id", "range", "event identities are invalid")
+		return e.invalid("run_agent_id", "range")
 	case e.ChatSeq <= 0:
-		return e.fieldError("chat_seq", "range", "chat sequence is invalid")
+		return e.invalid("chat_seq", "range")
 	case e.LaneEventOrdinal <= 0:
-		return e.fieldError("lane_event_ordinal", "range", "lane ordinal is invalid")
+		return e.invalid("lane_event_ordinal", "range")
 	case !isNamespace(e.CheckpointNamespace):
-		return e.fieldError("checkpoint_namespace", "range", "checkpoint namespace is invalid")
+		return e.invalid("checkpoint_namespace", "range")
 	case e.Role != RoleUser && e.Role != RoleAssistant && e.Role != RoleTool:
-		return e.fieldError("role", "enum", "event role is invalid")
+		return e.invalid("role", "enum")
 	}
 	provenanceHash, err := provenanceSum(e.Provenance)
 	switch {
 	case err != nil:
-		return e.fieldError("provenance", "canonical", "event provenance is invalid")
+		return e.invalid("provenance", "canonical")
 	case !isHash64(e.ProvenanceSHA256):
-		return e.fieldError("provenance_sha256", "pattern", "event hashes are invalid")
+		return e.invalid("provenance_sha256", "pattern")
 	case !isHash64(e.ContentHash):
-		return e.fieldError("content_hash", "pattern", "event hashes are invalid")
+		return e.invalid("content_hash", "pattern")
 	case !provenanceHash.matches(e.ProvenanceSHA256):
 		return e.hashMismatch("provenance_sha256", "hash", "provenance hash does not match", provenanceHash, e.ProvenanceSHA256)
 	}
@@ -192,18 +201,18 @@ func (e InputEvent) Validate() error {
 
 func (e InputEvent) validateContent() error {
 	if e.Content != nil && (len(*e.Content) > MaxContentBytes || !utf8.ValidString(*e.Content)) {
-		return e.fieldError("content", "range", "event content is invalid")
+		return e.invalid("content", "range")
 	}
 	hash, err := contentSum(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
 	if errors.Is(err, errToolNotCanonical) {
-		return e.fieldError("tool", "canonical", "event tool projection is invalid")
+		return e.invalid("tool", "canonical")
 	}
 	if len(e.ArtifactIDs) > MaxEventArtifactIDs {
-		return e.fieldError("artifact_ids", "range", "event artifact IDs are invalid")
+		return e.invalid("artifact_ids", "range")
 	}
 	for _, id := range e.ArtifactIDs {
 		if !isID(id) {
-			return e.fieldError("artifact_ids", "range", "event artifact IDs are invalid")
+			return e.invalid("artifact_ids", "range")
 		}
 	}
 	if err != nil {
@@ -213,7 +222,7 @@ func (e InputEvent) validateContent() error {
 		return e.hashMismatch("content_hash", "hash", "content hash does not match", hash, e.ContentHash)
 	}
 	if e.TokenCount != nil && *e.TokenCount < 0 {
-		return e.fieldError("token_count", "range", "event token count is invalid")
+		return e.invalid("token_count", "range")
 	}
 	return nil
 }
@@ -253,58 +262,14 @@ func DecodeEventFields(v any) (InputEvent, error) {
 			map[string]any{"event_id": m["event_id"], "field": missing[0], "rule": "required",
 				"missing_fields": stringsToAny(missing)})
 	}
-	e, err := eventFromMap(m)
+	var e InputEvent
+	err := readMembers(reflect.ValueOf(&e).Elem(), inputEventFields, m, func(f wireField, rule string) error {
+		return e.invalid(f.name, rule)
+	})
 	if err != nil {
 		return e, err
 	}
 	return e, e.fillOmittedHashes()
-}
-
-// eventFromMap converts field types; a wrong JSON type fails with the message
-// of the check that would have rejected the value.
-func eventFromMap(m map[string]any) (InputEvent, error) {
-	var e InputEvent
-	var ok1, ok2 bool
-	e.EventID, ok1 = m["event_id"].(string)
-	e.RunAgentID, ok2 = m["run_agent_id"].(string)
-	if !ok1 {
-		return e, e.fieldError("event_id", "type", "event identities are invalid")
-	}
-	if !ok2 {
-		return e, e.fieldError("run_agent_id", "type", "event identities are invalid")
-	}
-	if e.ChatSeq, ok1 = canonical.Int(m["chat_seq"]); !ok1 {
-		return e, e.fieldError("chat_seq", "type", "chat sequence is invalid")
-	}
-	if e.LaneEventOrdinal, ok1 = canonical.Int(m["lane_event_ordinal"]); !ok1 {
-		return e, e.fieldError("lane_event_ordinal", "type", "lane ordinal is invalid")
-	}
-	if e.CheckpointNamespace, ok1 = m["checkpoint_namespace"].(string); !ok1 {
-		return e, e.fieldError("checkpoint_namespace", "type", "checkpoint namespace is invalid")
-	}
-	if e.Role, ok1 = m["role"].(string); !ok1 {
-		return e, e.fieldError("role", "type", "event role is invalid")
-	}
-	e.Provenance = m["provenance"]
-	if e.ProvenanceSHA256, ok1 = optionalString(m, "provenance_sha256"); !ok1 {
-		return e, e.fieldError("provenance_sha256", hashMemberRule(m["provenance_sha256"]), "event hashes are invalid")
-	}
-	if e.ContentHash, ok2 = optionalString(m, "content_hash"); !ok2 {
-		return e, e.fieldError("content_hash", hashMemberRule(m["content_hash"]), "event hashes are invalid")
-	}
-	return e, eventContentFromMap(&e, m)
-}
-
-// optionalString reads a string member that may be absent or null ("").
-func optionalString(m map[string]any, key string) (string, bool) {
-	switch v := m[key].(type) {
-	case nil:
-		return "", true
-	case string:
-		return v, v != ""
-	default:
-		return "", false
-	}
 }
 
 // fillOmittedHashes computes the hashes a producer left out. A hash that is
@@ -313,7 +278,7 @@ func (e *InputEvent) fillOmittedHashes() error {
 	if e.ProvenanceSHA256 == "" {
 		sum, err := provenanceSum(e.Provenance)
 		if err != nil {
-			return e.fieldError("provenance", "canonical", "event provenance is invalid")
+			return e.invalid("provenance", "canonical")
 		}
 		e.ProvenanceSHA256 = string(sum[:])
 	}
@@ -330,74 +295,10 @@ func (e *InputEvent) fillOmittedHashes() error {
 	return nil
 }
 
-func eventContentFromMap(e *InputEvent, m map[string]any) error {
-	switch c := m["content"].(type) {
-	case nil:
-	case string:
-		e.Content = &c
-	default:
-		return e.fieldError("content", "type", "event content is invalid")
-	}
-	switch t := m["tool"].(type) {
-	case nil:
-	case map[string]any:
-		e.Tool = t
-	default:
-		return e.fieldError("tool", "type", "event tool projection is invalid")
-	}
-	if raw, present := m["artifact_ids"]; present && raw != nil {
-		ids, ok := asStringList(raw)
-		if !ok {
-			return e.fieldError("artifact_ids", "type", "event artifact IDs are invalid")
-		}
-		e.ArtifactIDs = ids
-	}
-	var ok1, ok2 bool = true, true
-	if raw, present := m["truncated"]; present {
-		e.Truncated, ok1 = raw.(bool)
-	}
-	if raw, present := m["protected"]; present {
-		e.Protected, ok2 = raw.(bool)
-	}
-	if !ok1 {
-		return e.fieldError("truncated", "type", "event flags are invalid")
-	}
-	if !ok2 {
-		return e.fieldError("protected", "type", "event flags are invalid")
-	}
-	if raw, present := m["token_count"]; present && raw != nil {
-		n, ok := canonical.Int(raw)
-		if !ok {
-			return e.fieldError("token_count", "type", "event token count is invalid")
-		}
-		e.TokenCount = &n
-	}
-	return nil
-}
-
-// Map returns the event's wire form (all 15 fields), for persisting a lane.
+// Map returns the event's wire form, every member (a nil pointer or map as
+// null, a nil list as []), for persisting a lane.
 func (e InputEvent) Map() map[string]any {
-	var tokenCount any
-	if e.TokenCount != nil {
-		tokenCount = *e.TokenCount
-	}
-	return map[string]any{
-		"event_id":             e.EventID,
-		"chat_seq":             e.ChatSeq,
-		"run_agent_id":         e.RunAgentID,
-		"checkpoint_namespace": e.CheckpointNamespace,
-		"lane_event_ordinal":   e.LaneEventOrdinal,
-		"role":                 e.Role,
-		"provenance":           e.Provenance,
-		"provenance_sha256":    e.ProvenanceSHA256,
-		"content":              stringOrNil(e.Content),
-		"tool":                 mapOrNil(e.Tool),
-		"artifact_ids":         stringsOrEmpty(e.ArtifactIDs),
-		"truncated":            e.Truncated,
-		"content_hash":         e.ContentHash,
-		"protected":            e.Protected,
-		"token_count":          tokenCount,
-	}
+	return plainMembers(reflect.ValueOf(e), inputEventFields)
 }
 
 // CanonicalValue makes an InputEvent encodable by the canonical encoder.

@@ -2,8 +2,6 @@ package events
 
 import (
 	"encoding/json"
-	"reflect"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -108,49 +106,6 @@ func ValidName(s string) bool {
 func InvalidName(field, message string) *errcode.Error {
 	return errcode.WithDetails(errcode.InvalidRequest, message, map[string]any{"field": field, "rule": "name", "expected": NameRule})
 }
-
-type wireField struct {
-	name     string
-	required bool // not omitempty
-	typ      reflect.Type
-	index    []int // for reflect.Value.FieldByIndex
-}
-
-// wireFields lists t's JSON members in encoding order, flattening embedded
-// structs as encoding/json does.
-func wireFields(t reflect.Type) []wireField {
-	var out []wireField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-			for _, inner := range wireFields(f.Type) {
-				inner.index = append([]int{i}, inner.index...)
-				out = append(out, inner)
-			}
-		case f.IsExported() && name != "-":
-			out = append(out, wireField{name, !strings.Contains(opts, "omitempty"), f.Type, []int{i}})
-		}
-	}
-	return out
-}
-
-// fieldNames is the names of fields, only the required ones if
-// requiredOnly.
-func fieldNames(fields []wireField, requiredOnly bool) []string {
-	var out []string
-	for _, f := range fields {
-		if f.required || !requiredOnly {
-			out = append(out, f.name)
-		}
-	}
-	return out
-}
-
-// jsonKeys is the set of t's JSON member names: the keys an object
-// decoded into t may have.
-func jsonKeys(t reflect.Type) map[string]bool { return keySet(fieldNames(wireFields(t), false)...) }
 
 // maxListedNameSize bounds a client's field name echoed into a failure's
 // details: the failure must fit in a failed event.
