@@ -280,13 +280,6 @@ func readStringPtr(m map[string]any, key string, dst **string) bool {
 	return ok
 }
 
-func intPtrValue(n *int64) any {
-	if n == nil {
-		return nil
-	}
-	return *n
-}
-
 // plainState is AntiThrash without its methods, for encoding/json to encode
 // by the json tags.
 type plainState AntiThrash

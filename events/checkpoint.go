@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
@@ -23,14 +24,12 @@ type Range struct {
 	Last  int64 `json:"last" doc:"the last, inclusive"`
 }
 
-func (r Range) value() map[string]any { return map[string]any{"first": r.First, "last": r.Last} }
-
 // Checkpoint is an immutable candidate context checkpoint (subjects.md, Events).
 // It becomes a lane's active head only when the caller activates it.
 //
 // It is also the checkpoint as stored and as Activated.Checkpoint carries
 // it: json.Unmarshal decodes one, json.Marshal encodes it canonically. Its
-// JSON is ToMap's, which adds two keys no field holds, id (CheckpointID
+// JSON is Map's, which adds two keys no field holds, id (CheckpointID
 // again) and rehydration_state_hash (RehydrationState.Hash);
 // checkpoint_hash is the canonical hash of this object without created_at
 // (Hash). schemas/ is generated from the tags below.
@@ -74,7 +73,7 @@ type Checkpoint struct {
 	ProjectionManifest    []ManifestEntry  `json:"projection_manifest" doc:"the tool outputs that were projected"`
 	// ProviderUsage is nil for a pruned checkpoint, else the per-chunk
 	// usages, one per summary call (a repaired chunk is a nested list).
-	ProviderUsage    []any  `json:"provider_usage" doc:"usage of each summary call (a list for a repaired chunk); null when pruned"`
+	ProviderUsage    []any  `json:"provider_usage" doc:"usage of each summary call (a list for a repaired chunk); null when pruned" nil:"null"`
 	ValidationStatus string `json:"validation_status" doc:"always valid" enum:"valid"`
 	CreatedAt        string `json:"created_at" doc:"when the checkpoint was made: RFC 3339 in UTC with whole seconds; not part of checkpoint_hash" pattern:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"`
 }
@@ -94,71 +93,27 @@ type UncertainAttempt struct {
 	RequestedAt string `json:"requested_at" doc:"when the call was made (RFC 3339, UTC)"`
 }
 
-// semanticValue is the checkpoint's semantic as ToMap gives it: the
-// encoding the engine already made of it while it is still the checkpoint's
-// semantic, else its plain map, or nil.
-// ranges as {first, last}, the semantic as its plain map, rehydration state
-// as its data only.
-func (c *Checkpoint) ToMap() map[string]any {
-	manifest := make([]any, len(c.ProjectionManifest))
-	for i, m := range c.ProjectionManifest {
-		m.ArtifactIDs = stringsOrEmpty(m.ArtifactIDs)
-		// Strings, integers and a list of strings: encoding/json cannot fail.
-		manifest[i], _ = plainValue(m)
-	}
-	var usage any
-	if c.ProviderUsage != nil {
-		usage = c.ProviderUsage
-	}
-	return map[string]any{
-		"id":                              c.CheckpointID,
-		"checkpoint_id":                   c.CheckpointID,
-		"parent_checkpoint_id":            stringOrNil(c.ParentCheckpointID),
-		"thread_id":                       c.ThreadID,
-		"run_id":                          c.RunID,
-		"root_turn_id":                    c.RootTurnID,
-		"run_agent_id":                    c.RunAgentID,
-		"checkpoint_namespace":            c.CheckpointNamespace,
-		"trigger":                         c.Trigger,
-		"representation":                  c.Representation,
-		"source_chat_seq_range":           c.SourceChatSeqRange.value(),
-		"summary_coverage_last_chat_seq":  intPtrValue(c.SummaryCoverageLastChatSeq),
-		"context_chat_seq_high_watermark": c.ContextChatSeqHighWatermark,
-		"retained_from_chat_seq":          intPtrValue(c.RetainedFromChatSeq),
-		"source_lane_event_ordinal_range": c.SourceLaneEventOrdinalRange.value(),
-		"summary_coverage_last_lane_event_ordinal":  intPtrValue(c.SummaryCoverageLastLaneEventOrdinal),
-		"context_lane_event_ordinal_high_watermark": c.ContextLaneEventOrdinalHighWatermark,
-		"semantic":                  semanticValue(c.Semantic),
-		"semantic_hash":             stringOrNil(c.SemanticHash),
-		"rehydration_state":         c.RehydrationState.Data,
-		"rehydration_state_hash":    c.RehydrationState.Hash,
-		"provider_connection_id":    c.ProviderConnectionID,
-		"destination_identity_hash": c.DestinationIdentityHash,
-		"accounting_method":         c.AccountingMethod,
-		"accounting_counter":        c.AccountingCounter,
-		"accounting_version":        c.AccountingVersion,
-		"accounting_profile_hash":   stringOrNil(c.AccountingProfileHash),
-		"category_bytes":            nonNilCategories(c.CategoryBytes),
-		"category_tokens":           nonNilCategories(c.CategoryTokens),
-		"tokens_before":             c.TokensBefore,
-		"tokens_after":              c.TokensAfter,
-		"tokens_reclaimed":          c.TokensReclaimed,
-		"retained_event_ids":        stringsOrEmpty(c.RetainedEventIDs),
-		"projection_manifest":       manifest,
-		"provider_usage":            usage,
-		"validation_status":         c.ValidationStatus,
-		"created_at":                c.CreatedAt,
-	}
+// checkpointFields are Checkpoint's members.
+var checkpointFields = wireFields(reflect.TypeFor[Checkpoint]())
+
+// Map returns the checkpoint's persisted form: every member by its tags
+// (plainMembers), plus id (CheckpointID again) and rehydration_state_hash;
+// rehydration_state is its data only.
+func (c *Checkpoint) Map() map[string]any {
+	m := plainMembers(reflect.ValueOf(c).Elem(), checkpointFields)
+	m["id"] = c.CheckpointID
+	m["rehydration_state"], m["rehydration_state_hash"] = c.RehydrationState.Data, c.RehydrationState.Hash
+	return m
 }
 
-// MarshalJSON encodes ToMap canonically: the checkpoint as stored.
+// MarshalJSON encodes Map canonically: the checkpoint as stored.
 func (c Checkpoint) MarshalJSON() ([]byte, error) {
 	body, _, err := c.EncodeAndHash()
 	return body, err
 }
 
 // UnmarshalJSON decodes a stored checkpoint. rehydration_state and
-// provider_usage are read by the canonical decoder, so that ToMap and
+// provider_usage are read by the canonical decoder, so that Map and
 // Hash of the result give back the stored bytes and checkpoint_hash.
 func (c *Checkpoint) UnmarshalJSON(data []byte) error {
 	type fields Checkpoint // without these methods, so the decode is encoding/json's
@@ -191,19 +146,12 @@ func decodeVerbatim(raw json.RawMessage) (any, error) {
 	return canonical.Decode(raw)
 }
 
-func nonNilCategories(c map[string]int64) map[string]int64 {
-	if c == nil {
-		return map[string]int64{}
-	}
-	return c
-}
-
 // Hash is the checkpoint_hash (docs/canonical-json.md, "Worked example:
 // checkpoint_hash"): the canonical hash of the
 // persistence map without created_at, so a re-run of the same request at
 // another time has the same hash.
 func (c *Checkpoint) Hash() (string, error) {
-	m := c.ToMap()
+	m := c.Map()
 	delete(m, "created_at")
 	h, err := canonical.Hash(m)
 	if err != nil {
@@ -215,17 +163,9 @@ func (c *Checkpoint) Hash() (string, error) {
 // EncodeAndHash returns the canonical encoding of the persistence map and
 // Hash's value, from one encoding of the map.
 func (c *Checkpoint) EncodeAndHash() ([]byte, string, error) {
-	body, h, err := canonical.EncodeHashWithout(c.ToMap(), "created_at")
+	body, h, err := canonical.EncodeHashWithout(c.Map(), "created_at")
 	if err != nil {
 		return nil, "", errcode.Wrap(errcode.Internal, "checkpoint is not canonical JSON", err)
 	}
 	return body, h, nil
-}
-
-// semanticValue is the plain form of a checkpoint's semantic, nil for none.
-func semanticValue(s *semantic.Semantic) any {
-	if s == nil {
-		return nil
-	}
-	return s.Map()
 }

@@ -33,7 +33,7 @@ type InputEvent struct {
 	ProvenanceSHA256    string         `json:"provenance_sha256,omitempty" doc:"canonical hash of provenance (docs/canonical-json.md); computed by Cairn when absent or null" null:"true" pattern:"^[0-9a-f]{64}$" invalid:"event hashes are invalid"`
 	ContentHash         string         `json:"content_hash,omitempty" doc:"canonical hash of {artifact_ids, content, tool, truncated}; computed by Cairn when absent or null" null:"true" pattern:"^[0-9a-f]{64}$" invalid:"event hashes are invalid"`
 	Content             *string        `json:"content" required:"false" doc:"the event's text (at most 1 MiB of UTF-8), null or absent" maxLength:"1048576" invalid:"event content is invalid"`
-	Tool                map[string]any `json:"tool,omitempty" doc:"tool call or result metadata (call_id, name, ...), canonical JSON" invalid:"event tool projection is invalid"`
+	Tool                map[string]any `json:"tool,omitempty" doc:"tool call or result metadata (call_id, name, ...), canonical JSON" nil:"null" invalid:"event tool projection is invalid"`
 	ArtifactIDs         []string       `json:"artifact_ids,omitempty" doc:"ids of artifacts the event refers to (at most 128, each 1..200 bytes)" maxItems:"128" invalid:"event artifact IDs are invalid"`
 	Truncated           bool           `json:"truncated,omitempty" doc:"the producer already cut the content" invalid:"event flags are invalid"`
 	Protected           bool           `json:"protected,omitempty" doc:"never cut or projected" invalid:"event flags are invalid"`
@@ -145,13 +145,6 @@ func appendContentPayload(dst []byte, content *string, tool map[string]any, arti
 	}
 	dst = append(dst, `,"truncated":`...)
 	return append(strconv.AppendBool(dst, truncated), '}'), nil
-}
-
-func stringsOrEmpty(list []string) []string {
-	if list == nil {
-		return []string{}
-	}
-	return list
 }
 
 func stringOrNil(s *string) any {
@@ -295,8 +288,8 @@ func (e *InputEvent) fillOmittedHashes() error {
 	return nil
 }
 
-// Map returns the event's wire form, every member (a nil pointer or map as
-// null, a nil list as []), for persisting a lane.
+// Map returns the event's wire form, every member (a nil pointer or tool
+// as null, nil artifact_ids as []), for persisting a lane.
 func (e InputEvent) Map() map[string]any {
 	return plainMembers(reflect.ValueOf(e), inputEventFields)
 }

@@ -3,6 +3,7 @@ package events
 import (
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/cairnhq/cairn/canonical"
 )
@@ -139,29 +140,67 @@ func nilable(k reflect.Kind) bool {
 }
 
 // plainMembers is the plain form of v (a struct value) that the canonical
-// encoder takes: every member under its json name, a nil pointer or map as
-// null, a nil list as [].
+// encoder takes: every member under its json name; a value that has its
+// own plain form (canonical.Valuer) as that form; a nil pointer as null; a
+// nil map or list as {} or [], or as null where the field is tagged
+// nil:"null"; a struct, or a list of structs, as members again.
 func plainMembers(v reflect.Value, fields []wireField) map[string]any {
 	m := make(map[string]any, len(fields))
 	for _, f := range fields {
-		m[f.name] = plainMember(v.FieldByIndex(f.index))
+		m[f.name] = plainMember(v.FieldByIndex(f.index), f.tag.Get("nil") == "null")
 	}
 	return m
 }
 
-func plainMember(v reflect.Value) any {
+// fieldsOf caches wireFields of the struct types plainMember meets inside
+// others (ranges, manifest entries).
+var fieldsOf sync.Map // reflect.Type → []wireField
+
+func structFields(t reflect.Type) []wireField {
+	if f, ok := fieldsOf.Load(t); ok {
+		return f.([]wireField)
+	}
+	f := wireFields(t)
+	fieldsOf.Store(t, f)
+	return f
+}
+
+func plainMember(v reflect.Value, nilIsNull bool) any {
+	if v.CanInterface() {
+		if vr, ok := v.Interface().(canonical.Valuer); ok && (v.Kind() != reflect.Pointer || !v.IsNil()) {
+			return vr.CanonicalValue()
+		}
+	}
 	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Interface:
+	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return nil
 		}
 		if v.Kind() == reflect.Pointer {
 			return v.Elem().Interface()
 		}
-	case reflect.Slice:
+	case reflect.Map:
+		if v.IsNil() && nilIsNull {
+			return nil
+		}
 		if v.IsNil() {
+			return reflect.MakeMap(v.Type()).Interface()
+		}
+	case reflect.Slice:
+		switch {
+		case v.IsNil() && nilIsNull:
+			return nil
+		case v.Type().Elem().Kind() == reflect.Struct:
+			list := make([]any, v.Len())
+			for i := range list {
+				list[i] = plainMembers(v.Index(i), structFields(v.Type().Elem()))
+			}
+			return list
+		case v.IsNil():
 			return reflect.MakeSlice(v.Type(), 0, 0).Interface()
 		}
+	case reflect.Struct:
+		return plainMembers(v, structFields(v.Type()))
 	}
 	return v.Interface()
 }

@@ -33,7 +33,7 @@ func TestPayloadTypesKeepCairnsJSONNames(t *testing.T) {
 // name every key of the stored checkpoint, require each, and name no other.
 func TestCheckpointSchemaNamesTheStoredKeys(t *testing.T) {
 	schema := events.Schemas()["activated.json"]["properties"].(map[string]any)["checkpoint"].(map[string]any)
-	stored := slices.Sorted(maps.Keys((&events.Checkpoint{}).ToMap()))
+	stored := slices.Sorted(maps.Keys((&events.Checkpoint{}).Map()))
 	props := slices.Sorted(maps.Keys(schema["properties"].(map[string]any)))
 	var required []string
 	for _, k := range schema["required"].([]any) {

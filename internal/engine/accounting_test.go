@@ -228,7 +228,7 @@ func TestCheckpointRecordsTheCounter(t *testing.T) {
 			req.ModelProfile.Tokenizer = ptr(tokenizer)
 		}
 		res := mustCompact(t, req, extractive{})
-		m := res.Checkpoint.ToMap()
+		m := res.Checkpoint.Map()
 		if m["accounting_counter"] != want {
 			t.Errorf("tokenizer %q: accounting_counter %v, want %s", tokenizer, m["accounting_counter"], want)
 		}

@@ -48,7 +48,7 @@ type Result struct {
 func (r *Result) Map() map[string]any {
 	var checkpoint any
 	if r.Checkpoint != nil {
-		checkpoint = r.Checkpoint.ToMap()
+		checkpoint = r.Checkpoint.Map()
 	}
 	retained := make([]string, len(r.RetainedEvents))
 	for i, e := range r.RetainedEvents {

@@ -25,8 +25,8 @@ func TestCT01PortableCompactionKeepsSafeTail(t *testing.T) {
 	if res.TokensAfter >= res.TokensBefore {
 		t.Fatalf("tokens_after %d not below tokens_before %d", res.TokensAfter, res.TokensBefore)
 	}
-	if cp.Representation != events.RepresentationPortable || cp.ToMap()["accounting_method"] != events.MethodConservativeUTF8 {
-		t.Fatalf("representation %s method %v", cp.Representation, cp.ToMap()["accounting_method"])
+	if cp.Representation != events.RepresentationPortable || cp.Map()["accounting_method"] != events.MethodConservativeUTF8 {
+		t.Fatalf("representation %s method %v", cp.Representation, cp.Map()["accounting_method"])
 	}
 	if cp.Semantic == nil || res.RetainedEvents[0].Role == events.RoleTool {
 		t.Fatalf("semantic %v first retained role %s", cp.Semantic, res.RetainedEvents[0].Role)
@@ -112,7 +112,7 @@ func secondGeneration(t *testing.T, first *Result) *Request {
 
 func TestCT04LaterCompactionKeepsParentAndLineage(t *testing.T) {
 	first := mustCompact(t, fixtureRequest(t), validSummarizer())
-	firstMap, _ := canonical.Encode(first.Checkpoint.ToMap())
+	firstMap, _ := canonical.Encode(first.Checkpoint.Map())
 	s := validSummarizer()
 	second := mustCompact(t, secondGeneration(t, first), s)
 	if second.Status != events.StatusCompacted {
@@ -126,7 +126,7 @@ func TestCT04LaterCompactionKeepsParentAndLineage(t *testing.T) {
 	if s.calls() != 0 || second.Checkpoint.Semantic.Coverage != first.Checkpoint.Semantic.Coverage {
 		t.Fatalf("calls %d coverage %+v", s.calls(), second.Checkpoint.Semantic.Coverage)
 	}
-	if again, _ := canonical.Encode(first.Checkpoint.ToMap()); string(again) != string(firstMap) {
+	if again, _ := canonical.Encode(first.Checkpoint.Map()); string(again) != string(firstMap) {
 		t.Fatal("first checkpoint changed")
 	}
 }
@@ -356,7 +356,7 @@ func TestCheckpointEncodeAndHash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantBody, err := canonical.Encode(cp.ToMap())
+		wantBody, err := canonical.Encode(cp.Map())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -446,7 +446,7 @@ func TestCheckpointHashIgnoresCreatedAt(t *testing.T) {
 	if ha != hb || !isHash64(ha) || a.Checkpoint.CreatedAt == b.Checkpoint.CreatedAt {
 		t.Fatalf("hashes %s %s", ha, hb)
 	}
-	m := a.Checkpoint.ToMap()
+	m := a.Checkpoint.Map()
 	if m["id"] != m["checkpoint_id"] || m["rehydration_state_hash"] != a.Checkpoint.RehydrationState.Hash {
 		t.Fatalf("persistence map %v", m)
 	}
@@ -464,7 +464,7 @@ func TestSecretsNeverEnterACheckpoint(t *testing.T) {
 		return Summary{Output: m}, nil
 	}}
 	res := mustCompact(t, req, s)
-	encoded, _ := canonical.Encode(res.Checkpoint.ToMap())
+	encoded, _ := canonical.Encode(res.Checkpoint.Map())
 	if strings.Contains(string(encoded), secret) {
 		t.Fatal("a secret reached the checkpoint")
 	}

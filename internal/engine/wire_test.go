@@ -117,7 +117,7 @@ func TestCheckpointTagsNameTheStoredKeys(t *testing.T) {
 		tagged[name] = true
 	}
 	stored := map[string]bool{}
-	for k := range (&events.Checkpoint{}).ToMap() {
+	for k := range (&events.Checkpoint{}).Map() {
 		stored[k] = true
 	}
 	if !reflect.DeepEqual(tagged, stored) {
