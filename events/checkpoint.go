@@ -76,6 +76,11 @@ type Checkpoint struct {
 	ProviderUsage    []any  `json:"provider_usage" doc:"usage of each summary call (a list for a repaired chunk); null when pruned" nil:"null"`
 	ValidationStatus string `json:"validation_status" doc:"always valid" enum:"valid"`
 	CreatedAt        string `json:"created_at" doc:"when the checkpoint was made: RFC 3339 in UTC with whole seconds; not part of checkpoint_hash" pattern:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"`
+
+	// semanticEncoding is the canonical encoding of encodedSemantic, set by
+	// ReuseSemanticEncoding.
+	semanticEncoding []byte
+	encodedSemantic  *semantic.Semantic
 }
 
 // OutcomeUncertain is UncertainAttempt's only outcome.
@@ -100,10 +105,28 @@ var checkpointFields = wireFields(reflect.TypeFor[Checkpoint]())
 // (plainMembers), plus id (CheckpointID again) and rehydration_state_hash;
 // rehydration_state is its data only.
 func (c *Checkpoint) Map() map[string]any {
-	m := plainMembers(reflect.ValueOf(c).Elem(), checkpointFields)
+	plain := *c
+	reuse := c.semanticEncoding != nil && c.encodedSemantic == c.Semantic
+	if reuse {
+		plain.Semantic = nil
+	}
+	m := plainMembers(reflect.ValueOf(&plain).Elem(), checkpointFields)
+	if reuse {
+		m["semantic"] = canonical.Raw(c.semanticEncoding)
+	}
 	m["id"] = c.CheckpointID
 	m["rehydration_state"], m["rehydration_state_hash"] = c.RehydrationState.Data, c.RehydrationState.Hash
 	return m
+}
+
+// ReuseSemanticEncoding records enc, the canonical encoding of
+// c.Semantic, for Map to use while c.Semantic is still that value: the
+// engine encodes the semantic to bound and hash it, and storing the
+// checkpoint then need not encode it again. It is a cache: the bytes are
+// those Map would make, and BenchmarkEngineCompactor (internal/consumer)
+// and processor bench --events 100 measure it.
+func (c *Checkpoint) ReuseSemanticEncoding(enc []byte) {
+	c.semanticEncoding, c.encodedSemantic = enc, c.Semantic
 }
 
 // MarshalJSON encodes Map canonically: the checkpoint as stored.

@@ -851,6 +851,7 @@ func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, r
 		}
 		h := canonical.HashBytes(enc)
 		cp.SemanticHash = &h
+		cp.ReuseSemanticEncoding(enc)
 	}
 	return cp, nil
 }
