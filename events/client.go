@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/streamread"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/streamread"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -36,24 +36,19 @@ func NewInputEvent(e InputEvent) (InputEvent, error) {
 }
 
 // ContentHash is the content_hash of an event: the canonical hash of
-// {"artifact_ids","content","tool","truncated"}.
+// {"artifact_ids","content","tool","truncated"}. A tool holding typed Go
+// values (structs, typed slices) is hashed as the JSON encoding/json
+// writes for it.
 func ContentHash(content *string, tool map[string]any, artifactIDs []string, truncated bool) (string, error) {
-	ids := make([]any, len(artifactIDs))
-	for i, id := range artifactIDs {
-		ids[i] = id
+	sum, err := contentSum(content, tool, artifactIDs, truncated)
+	if errors.Is(err, errToolNotCanonical) && tool != nil {
+		plain, _ := toPlain(tool).(map[string]any)
+		sum, err = contentSum(content, plain, artifactIDs, truncated)
 	}
-	var c, t any
-	if content != nil {
-		c = *content
-	}
-	if tool != nil {
-		t = toPlain(tool)
-	}
-	h, err := canonical.Hash(map[string]any{"artifact_ids": ids, "content": c, "tool": t, "truncated": truncated})
 	if err != nil {
 		return "", fmt.Errorf("events: content: %w", err)
 	}
-	return h, nil
+	return string(sum[:]), nil
 }
 
 // toPlain round-trips a value through encoding/json so that typed Go values

@@ -1,8 +1,7 @@
 package events
 
 import (
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // Error codes of failed and memory.failed events (Error.Code). They are
@@ -48,32 +47,32 @@ const (
 
 // Triggers (Request.Trigger).
 const (
-	TriggerAuto                 = engine.TriggerAuto
-	TriggerManual               = engine.TriggerManual
-	TriggerOverflow             = engine.TriggerOverflow
-	TriggerModelSwitchPreflight = engine.TriggerModelSwitchPreflight
-)
-
-// Roles (InputEvent.Role).
-const (
-	RoleUser      = engine.RoleUser
-	RoleAssistant = engine.RoleAssistant
-	RoleTool      = engine.RoleTool
+	TriggerAuto                 = "auto"
+	TriggerManual               = "manual"
+	TriggerOverflow             = "overflow"
+	TriggerModelSwitchPreflight = "model_switch_preflight"
 )
 
 // Statuses of an activation (Activated.Status).
 const (
-	StatusPruned    = engine.StatusPruned
-	StatusCompacted = engine.StatusCompacted
+	StatusPruned    = "pruned"
+	StatusCompacted = "compacted"
 )
 
 // Reasons a request changed nothing (Skipped.Reason).
 const (
-	SkipBelowTrigger          = engine.SuppressionBelowTrigger
-	SkipCancellationPending   = engine.SuppressionCancellationPending
-	SkipAutomaticLimit        = engine.SuppressionAutomaticLimit
-	SkipInsufficientNewTokens = engine.SuppressionInsufficientNewTokens
-	SkipRapidRefill           = engine.SuppressionRapidRefill
+	SkipBelowTrigger          = "below_trigger"
+	SkipCancellationPending   = "cancellation_pending"
+	SkipAutomaticLimit        = "automatic_limit"
+	SkipInsufficientNewTokens = "insufficient_new_tokens"
+	SkipRapidRefill           = "rapid_refill"
+)
+
+// Roles (InputEvent.Role).
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
 )
 
 // Codes lists every error code, in the order subjects.md documents them.

@@ -13,11 +13,11 @@ import (
 	"testing"
 )
 
-// The codes listed here, the constants of internal/errcode and the table
+// The codes listed here, the constants of errcode and the table
 // in subjects.md must be the same set: a code added in one place only
 // fails this test.
 func TestCodesMatchErrcodeAndSubjects(t *testing.T) {
-	fromErrcode := stringConstants(t, "../internal/errcode/errcode.go")
+	fromErrcode := stringConstants(t, "../errcode/errcode.go")
 	doc, err := os.ReadFile("../subjects.md")
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestCodesMatchErrcodeAndSubjects(t *testing.T) {
 	for _, list := range []struct {
 		name string
 		got  []string
-	}{{"internal/errcode", fromErrcode}, {"subjects.md", documented}} {
+	}{{"errcode", fromErrcode}, {"subjects.md", documented}} {
 		a, b := slices.Sorted(slices.Values(codes)), slices.Sorted(slices.Values(list.got))
 		if !slices.Equal(a, b) {
 			t.Errorf("events.Codes() = %v\n%s has %v", a, list.name, b)
@@ -79,24 +79,11 @@ func namedConstants(t *testing.T, path string) [][2]string {
 	return out
 }
 
-// engineValues returns the values of the engine's constants in file whose
-// names start with prefix, less those in except.
-func engineValues(t *testing.T, file, prefix string, except ...string) []string {
-	t.Helper()
-	var out []string
-	for _, c := range namedConstants(t, "../internal/engine/"+file) {
-		if strings.HasPrefix(c[0], prefix) && !slices.Contains(except, c[1]) {
-			out = append(out, c[1])
-		}
-	}
-	return out
-}
-
 // Each list of values (triggers, roles, statuses, skip reasons) must be the
-// same in this package, in the engine that acts on them, in subjects.md and
+// same in this package, in subjects.md and
 // in the enum tags the schemas are made from: a value added in one place
 // only fails this test.
-func TestValueListsMatchEngineSubjectsAndSchemas(t *testing.T) {
+func TestValueListsMatchSubjectsAndSchemas(t *testing.T) {
 	doc, err := os.ReadFile("../subjects.md")
 	if err != nil {
 		t.Fatal(err)
@@ -125,25 +112,21 @@ func TestValueListsMatchEngineSubjectsAndSchemas(t *testing.T) {
 		sources map[string][]string
 	}{
 		{"triggers", Triggers(), map[string][]string{
-			"internal/engine":    engineValues(t, "state.go", "Trigger"),
 			"subjects.md":        documented("(?m)^\\| `trigger` \\| (.*) \\|"),
 			"Request.Trigger":    enum(Request{}, "Trigger"),
 			"Checkpoint.Trigger": enum(Checkpoint{}, "Trigger"),
 		}},
 		{"roles", Roles(), map[string][]string{
-			"internal/engine": engineValues(t, "event.go", "Role"),
 			"subjects.md":     documented("`role` \\(([^)]*)\\)"),
 			"InputEvent.Role": enum(InputEvent{}, "Role"),
 		}},
 		{"statuses", Statuses(), map[string][]string{
-			"internal/engine":  engineValues(t, "checkpoint.go", "Status", "skipped"),
 			"subjects.md":      documented("\\*\\*activated\\*\\*: `status` \\(([^)]*)\\)"),
 			"Activated.Status": enum(Activated{}, "Status"),
 		}},
 		{"skip reasons", SkipReasons(), map[string][]string{
-			"internal/engine": engineValues(t, "state.go", "Suppression"),
-			"subjects.md":     documented("(?s)\\*\\*skipped\\*\\*: `reason` \\(([^)]*)\\)"),
-			"Skipped.Reason":  enum(Skipped{}, "Reason"),
+			"subjects.md":    documented("(?s)\\*\\*skipped\\*\\*: `reason` \\(([^)]*)\\)"),
+			"Skipped.Reason": enum(Skipped{}, "Reason"),
 		}},
 	} {
 		want := slices.Sorted(slices.Values(list.ours))

@@ -10,7 +10,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // Version is the wire version of every message.
@@ -47,25 +47,6 @@ const (
 	KindMemoryFailed = "memory_failed"
 )
 
-// Scope says where harvested facts are stored.
-type Scope = engine.Scope
-
-// ModelProfile describes the context window of the model a lane is sent to.
-type ModelProfile = engine.ModelProfile
-
-// InputEvent is one event of a lane. Build it with NewInputEvent, which fills
-// in the two hashes.
-type InputEvent = engine.InputEvent
-
-// Request is the body of conversation.compact.requested (Request v1).
-// Optional fields are pointers or omitted when empty; Policy, Accounting,
-// RehydrationState and PreviousSemantic are passed through as JSON.
-type Request = engine.WireRequest
-
-// Correlation is what every event echoes of its request: the thread and the
-// lane.
-type Correlation = engine.Correlation
-
 // Header holds the fields every event carries.
 type Header struct {
 	V         int    `json:"v" doc:"wire version, always 1"`
@@ -101,13 +82,10 @@ type Skipped struct {
 	TokensBefore int64  `json:"tokens_before" doc:"the lane's estimated tokens before"`
 }
 
-// Error is a typed failure as it appears in failed events.
-type Error struct {
-	Code      string         `json:"code" doc:"stable error code (subjects.md)"`
-	Message   string         `json:"message" doc:"human-readable"`
-	Details   map[string]any `json:"details" doc:"what failed: field paths, limits, values"`
-	Retryable bool           `json:"retryable" doc:"whether a resend of the same request can succeed"`
-}
+// Error is a typed failure as it appears in failed events: Cairn's one
+// error type, so that errors.As finds the same value in a Go error chain
+// and in a decoded event.
+type Error = errcode.Error
 
 // Failed is published when a request cannot be carried out.
 type Failed struct {

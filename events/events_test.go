@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"

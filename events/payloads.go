@@ -1,55 +1,41 @@
 package events
 
-import (
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/semantic"
-)
+import "github.com/cairnhq/cairn/semantic"
 
 // The types below describe the JSON objects that Request and Activated carry
 // as json.RawMessage: a client decodes them from, or encodes them into,
 // those fields. All are Cairn's own types, so that what a client builds is
 // what Cairn reads, and schemas/ is generated from their tags.
-
-// Policy is the compaction policy (Request.Policy). Every field may be
-// omitted and then takes the value of DefaultPolicy; a client that sets
-// some fields starts from DefaultPolicy, because a Policy encodes all of
-// them.
-type Policy = engine.Policy
-
-// DefaultPolicy returns the policy Cairn applies when a request has none.
-func DefaultPolicy() Policy { return engine.DefaultPolicy() }
-
-// Accounting is the producer's token accounting (Request.Accounting). All of
-// it applies to the lane's first budget only, except method and
-// profile_hash, which every budget uses.
-type Accounting = engine.Accounting
-
-// AntiThrash is a lane's automatic-compaction state (Request.AntiThrash).
-// Cairn keeps it in the lane head; `processor compact` reads it from a
-// request.
-type AntiThrash = engine.State
+//
+// Policy (policy.go) is the compaction policy (Request.Policy); Accounting
+// (request.go) the producer's token accounting (Request.Accounting);
+// AntiThrash (antithrash.go) a lane's automatic-compaction state
+// (Request.AntiThrash); Checkpoint and Range (checkpoint.go) a checkpoint as
+// stored (Activated.Checkpoint).
 
 // Usage is what one summary call cost, as the provider reported it: an
 // entry of Activated.ProviderUsage and Checkpoint.ProviderUsage.
-type Usage = engine.Usage
-
-// UncertainAttempt is an entry of Activated.ProviderUsage for an earlier
-// summary call whose outcome Cairn does not know (it may have been paid for).
-type UncertainAttempt = engine.UncertainAttempt
-
-// Range is an inclusive pair of chat sequences or lane ordinals.
-type Range = engine.Range
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens" doc:"input tokens the provider counted" minimum:"0"`
+	OutputTokens int64 `json:"output_tokens" doc:"output tokens the provider counted" minimum:"0"`
+	CachedTokens int64 `json:"cached_tokens,omitempty" doc:"input tokens served from the provider's cache" minimum:"0"`
+	// Attempts counts provider calls behind this usage (retries included).
+	Attempts int    `json:"attempts,omitempty" doc:"provider calls behind this usage, retries included" minimum:"1"`
+	Model    string `json:"model,omitempty" doc:"the model that answered"`
+}
 
 // ManifestEntry records one tool output a compaction projected (replaced by
 // an excerpt pointing at its artifacts).
-type ManifestEntry = engine.ManifestEntry
+type ManifestEntry struct {
+	ProjectionVersion    int64    `json:"projection_version" doc:"the projection rules' version, 1"`
+	EventID              string   `json:"event_id" doc:"the projected event"`
+	OriginalContentHash  string   `json:"original_content_hash" doc:"content_hash of the event before projection" pattern:"^[0-9a-f]{64}$"`
+	ProjectedContentHash string   `json:"projected_content_hash" doc:"content_hash of the projected event" pattern:"^[0-9a-f]{64}$"`
+	OriginalBytes        int64    `json:"original_bytes" doc:"byte length of the original content" minimum:"0"`
+	ArtifactIDs          []string `json:"artifact_ids" doc:"the artifacts that hold the original output"`
+}
 
 // Semantic is the continuation summary a compacted checkpoint carries
 // (Request.PreviousSemantic, Checkpoint.Semantic): docs/request.md and
 // schemas/ describe its fields and bounds.
 type Semantic = semantic.Semantic
-
-// Checkpoint is a checkpoint as stored (Activated.Checkpoint): json.Unmarshal
-// decodes one, json.Marshal encodes it canonically. checkpoint_hash is the
-// canonical hash of this object without created_at (Checkpoint.Hash).
-type Checkpoint = engine.Checkpoint

@@ -9,19 +9,18 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/engine"
 )
 
 // The conversions in schemas.go hold the payload types to Cairn's field
 // names, order and Go types; this holds them to the same JSON names.
 func TestPayloadTypesKeepCairnsJSONNames(t *testing.T) {
 	for _, pair := range [][2]any{
-		{events.Policy{}, engine.Policy{}},
-		{events.Accounting{}, engine.Accounting{}},
-		{events.AntiThrash{}, engine.State{}},
-		{events.Usage{}, engine.Usage{}},
-		{events.Range{}, engine.Range{}},
-		{events.ManifestEntry{}, engine.ManifestEntry{}},
+		{events.Policy{}, events.Policy{}},
+		{events.Accounting{}, events.Accounting{}},
+		{events.AntiThrash{}, events.AntiThrash{}},
+		{events.Usage{}, events.Usage{}},
+		{events.Range{}, events.Range{}},
+		{events.ManifestEntry{}, events.ManifestEntry{}},
 	} {
 		ours, theirs := reflect.TypeOf(pair[0]), reflect.TypeOf(pair[1])
 		if a, b := jsonNames(ours), jsonNames(theirs); !slices.Equal(a, b) {
@@ -34,7 +33,7 @@ func TestPayloadTypesKeepCairnsJSONNames(t *testing.T) {
 // name every key of the stored checkpoint, require each, and name no other.
 func TestCheckpointSchemaNamesTheStoredKeys(t *testing.T) {
 	schema := events.Schemas()["activated.json"]["properties"].(map[string]any)["checkpoint"].(map[string]any)
-	stored := slices.Sorted(maps.Keys((&engine.Checkpoint{}).ToMap()))
+	stored := slices.Sorted(maps.Keys((&events.Checkpoint{}).Map()))
 	props := slices.Sorted(maps.Keys(schema["properties"].(map[string]any)))
 	var required []string
 	for _, k := range schema["required"].([]any) {
@@ -47,7 +46,7 @@ func TestCheckpointSchemaNamesTheStoredKeys(t *testing.T) {
 
 // Every policy field documents its default, and the defaults are Cairn's.
 func TestPolicyDefaultTagsAreCairnsDefaults(t *testing.T) {
-	want := reflect.ValueOf(events.Policy(engine.DefaultPolicy()))
+	want := reflect.ValueOf(events.Policy(events.DefaultPolicy()))
 	typ := want.Type()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
@@ -65,7 +64,7 @@ func TestPolicyDefaultTagsAreCairnsDefaults(t *testing.T) {
 			t.Errorf("policy field %s: default tag %s, Cairn's default %v", f.Name, raw, want.Field(i))
 		}
 	}
-	if events.DefaultPolicy() != events.Policy(engine.DefaultPolicy()) {
+	if events.DefaultPolicy() != events.Policy(events.DefaultPolicy()) {
 		t.Error("DefaultPolicy differs from Cairn's")
 	}
 }

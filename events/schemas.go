@@ -5,9 +5,8 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/jsonschema"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/jsonschema"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // SchemaBaseURL prefixes the $id of every published schema.
@@ -146,11 +145,11 @@ func describeRequest(props map[string]any) {
 	accounting["category_bytes"].(map[string]any)["additionalProperties"].(map[string]any)["minimum"] = 0
 }
 
-// nameSchema is engine.NameRule: 1..200 bytes of UTF-8 without control
+// nameSchema is NameRule: 1..200 bytes of UTF-8 without control
 // characters. JSON Schema counts characters, so a name of more than 200
 // bytes but at most 200 characters passes the schema and not Cairn.
 func nameSchema() map[string]any {
-	return map[string]any{"minLength": 1, "maxLength": engine.MaxNameBytes, "pattern": `^[^\x00-\x1f\x7f-\x9f]*$`}
+	return map[string]any{"minLength": 1, "maxLength": MaxNameBytes, "pattern": `^[^\x00-\x1f\x7f-\x9f]*$`}
 }
 
 func nullable(s map[string]any) map[string]any {

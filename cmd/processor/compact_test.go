@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // runCompactCmd runs `processor compact args...` in-process.

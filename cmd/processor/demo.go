@@ -13,7 +13,7 @@ import (
 
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/lanegen"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )

@@ -6,6 +6,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/facts"
 )
@@ -98,7 +100,7 @@ func cutOf(ctx context.Context, req *engine.Request, whole bool) (string, []fact
 			return "", nil, err
 		}
 		status = res.Status
-		if res.Status != engine.StatusCompacted {
+		if res.Status != events.StatusCompacted {
 			return status, nil, nil
 		}
 		for _, id := range res.Checkpoint.RetainedEventIDs {
@@ -156,7 +158,7 @@ func printExtract(io stdio, rep extractReport) {
 		fmt.Fprintf(io.out, " (%d more left out by --harvest-max-facts)", rep.LeftOut)
 	}
 	fmt.Fprintln(io.out)
-	if rep.Status != engine.StatusCompacted && rep.Status != "whole_lane" {
+	if rep.Status != events.StatusCompacted && rep.Status != "whole_lane" {
 		fmt.Fprintln(io.out, "nothing is cut, so nothing is harvested; --whole-lane reads every event")
 	}
 	tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)

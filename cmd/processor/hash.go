@@ -4,9 +4,10 @@ import (
 	"context"
 	"maps"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 func init() {
@@ -87,7 +88,7 @@ func hashEvent(i int, raw any) (eventHashes, error) {
 	bare := maps.Clone(m)
 	delete(bare, "content_hash")
 	delete(bare, "provenance_sha256")
-	e, err := engine.DecodeEvent(bare)
+	e, err := events.DecodeEvent(bare)
 	if err != nil {
 		if ee := errcode.As(err); ee != nil {
 			ee.Details["index"] = i

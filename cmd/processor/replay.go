@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/streamread"
 	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/streamread"
 	"github.com/nats-io/nats.go/jetstream"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/nats-io/nats.go/jetstream"
 )
 

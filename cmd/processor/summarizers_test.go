@@ -10,10 +10,10 @@ import (
 
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/semantic"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/summarize/openaisum"
 	"github.com/cairnhq/cairn/internal/telemetry"
+	"github.com/cairnhq/cairn/semantic"
 	"github.com/cairnhq/cairn/testenv"
 )
 

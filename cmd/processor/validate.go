@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/inspect"
 )
@@ -78,7 +80,7 @@ func validateRequestFile(ctx context.Context, o validateOptions, io stdio) int {
 func validateRequest(ctx context.Context, body []byte, o validateOptions, now time.Time) *validation {
 	var load inspect.EventsLoader
 	if o.useNATS {
-		load = func(ctx context.Context, name string) ([]engine.InputEvent, error) {
+		load = func(ctx context.Context, name string) ([]events.InputEvent, error) {
 			return loadEventsObject(ctx, o, name)
 		}
 	}
@@ -118,7 +120,7 @@ func outcome(v *validation) string {
 
 // loadEventsObject reads the claim-checked events from the server, as the
 // processor would, and decodes them as the engine does.
-func loadEventsObject(ctx context.Context, o validateOptions, name string) ([]engine.InputEvent, error) {
+func loadEventsObject(ctx context.Context, o validateOptions, name string) ([]events.InputEvent, error) {
 	ctx, js, done, err := o.nats.dial(ctx, "request validate", o.timeout)
 	if err != nil {
 		return nil, err

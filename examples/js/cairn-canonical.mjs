@@ -1,6 +1,6 @@
 // Reference implementation of Cairn's canonical JSON and hashes for Node.js (no
 // dependencies; hashing uses node:crypto). The rules are in docs/canonical-json.md;
-// internal/canonical/testdata/vectors.json holds the test vectors
+// canonical/testdata/vectors.json holds the test vectors
 // (node --test examples/js/).
 //
 // Why not JSON.stringify with sorted keys: it writes control characters as

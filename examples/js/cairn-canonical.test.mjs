@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as cc from "./cairn-canonical.mjs";
 
-const doc = JSON.parse(readFileSync(new URL("../../internal/canonical/testdata/vectors.json", import.meta.url), "utf8"));
+const doc = JSON.parse(readFileSync(new URL("../../canonical/testdata/vectors.json", import.meta.url), "utf8"));
 
 function input(v) {
   return "input_hex" in v ? Buffer.from(v.input_hex, "hex") : Buffer.from(v.input, "utf8");

@@ -1,6 +1,6 @@
 """Reference implementation of Cairn's canonical JSON and hashes (standard library only).
 
-The rules are in docs/canonical-json.md; internal/canonical/testdata/vectors.json holds
+The rules are in docs/canonical-json.md; canonical/testdata/vectors.json holds
 the test vectors (run test_vectors.py). What plain json.dumps(sort_keys=True,
 separators=(",", ":"), ensure_ascii=False) gets wrong, and this module gets right:
 

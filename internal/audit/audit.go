@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/canonical"
 	"github.com/cairnhq/cairn/internal/lanes"
-	"github.com/cairnhq/cairn/internal/streamread"
+	"github.com/cairnhq/cairn/streamread"
 	"github.com/nats-io/nats.go/jetstream"
 )
 

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"io"
 
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/streamread"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/streamread"
 	"github.com/nats-io/nats.go/jetstream"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // deadline bounds the request's work by its deadline_at and by the attempt

@@ -3,8 +3,9 @@ package consumer
 import (
 	"context"
 
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // decode reads the request envelope and checks its Nats-Msg-Id: a message
@@ -14,8 +15,8 @@ import (
 // the body is read, so the failed event is named after the body.
 func (p *Processor) decode(next handler) handler {
 	return func(ctx context.Context, d *delivery) error {
-		if d.msgID != "" && !engine.ValidName(d.msgID) {
-			e := engine.InvalidName("Nats-Msg-Id", "Nats-Msg-Id is not a valid request id")
+		if d.msgID != "" && !events.ValidName(d.msgID) {
+			e := events.InvalidName("Nats-Msg-Id", "Nats-Msg-Id is not a valid request id")
 			e.Details["bytes"] = int64(len(d.msgID))
 			return e
 		}

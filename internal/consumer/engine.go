@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // EngineCompactor is the Compactor of internal/engine. It applies the lane
@@ -86,14 +88,14 @@ func (c EngineCompactor) Compact(ctx context.Context, in Input, s engine.Summari
 
 // laneState decodes the head's State and observes the request's new-token
 // count.
-func laneState(raw json.RawMessage, newTokens *int64) (engine.State, error) {
-	var state engine.State
+func laneState(raw json.RawMessage, newTokens *int64) (events.AntiThrash, error) {
+	var state events.AntiThrash
 	if len(raw) > 0 {
 		v, err := canonical.Decode(raw)
 		if err != nil {
 			return state, errcode.Wrap(errcode.InvalidState, "stored lane state is not JSON", err)
 		}
-		if state, err = engine.DecodeState(v); err != nil {
+		if state, err = events.DecodeState(v); err != nil {
 			return state, err
 		}
 	}
@@ -137,7 +139,7 @@ func resultOf(req *engine.Request, res *engine.Result) (*Result, error) {
 	if out.NextState, err = json.Marshal(next); err != nil {
 		return nil, errcode.Wrap(errcode.Internal, "encode lane state", err)
 	}
-	if res.Status == engine.StatusCompacted {
+	if res.Status == events.StatusCompacted {
 		retained := make(map[string]bool, len(cp.RetainedEventIDs))
 		for _, id := range cp.RetainedEventIDs {
 			retained[id] = true

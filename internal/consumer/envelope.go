@@ -9,9 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
 )
 
@@ -30,9 +32,9 @@ type envelope struct {
 	ParentCheckpointID *string       `json:"parent_checkpoint_id"`
 	EventsObject       *string       `json:"events_object"`
 	DeadlineAt         *string       `json:"deadline_at"`
-	engine.Correlation               // echoed into every event (header)
+	events.Correlation               // echoed into every event (header)
 	Harvest            *bool         `json:"harvest"`
-	Scope              *engine.Scope `json:"scope"`
+	Scope              *events.Scope `json:"scope"`
 	PreviousSemantic   any           `json:"previous_semantic"`
 	Events             any           `json:"events"`
 	RehydrationState   any           `json:"rehydration_state"`
@@ -183,8 +185,8 @@ func (e *envelope) checkNames() error {
 		if n.value == nil || (*n.value == "" && !n.required) {
 			continue
 		}
-		if !engine.ValidName(*n.value) {
-			return engine.InvalidName(n.field, "compaction request identities are invalid")
+		if !events.ValidName(*n.value) {
+			return events.InvalidName(n.field, "compaction request identities are invalid")
 		}
 	}
 	return nil

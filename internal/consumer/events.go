@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -196,8 +196,8 @@ func usageWithAttempts(usage json.RawMessage, attempts []ledger.Attempt) json.Ra
 		if a.Done {
 			continue
 		}
-		entry, err := json.Marshal(engine.UncertainAttempt{
-			Attempt: a.N, Outcome: engine.OutcomeUncertain,
+		entry, err := json.Marshal(events.UncertainAttempt{
+			Attempt: a.N, Outcome: events.OutcomeUncertain,
 			RequestedAt: a.RequestedAt.UTC().Format(time.RFC3339), Deadline: a.Deadline.UTC().Format(time.RFC3339),
 		})
 		if err == nil {
@@ -230,7 +230,7 @@ func (p *Processor) failedRecord(d *delivery, e *errcode.Error) (outbox.Record, 
 	rid := requestIDOf(d)
 	var id string
 	switch {
-	case !engine.ValidName(rid):
+	case !events.ValidName(rid):
 		rid = bodyName(d.body)
 		id = rid + ":" + kindFailed
 	case d.conflict:
@@ -256,7 +256,7 @@ func (p *Processor) failedRecord(d *delivery, e *errcode.Error) (outbox.Record, 
 func bodyName(body []byte) string { return "msg-" + ledger.ContentHash(body)[:32] }
 
 func nameOrEmpty(s string) string {
-	if engine.ValidName(s) {
+	if events.ValidName(s) {
 		return s
 	}
 	return ""

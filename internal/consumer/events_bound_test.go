@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/ledger"
 )
 
@@ -63,7 +64,7 @@ func TestBoundValueKeepsEchoesSmall(t *testing.T) {
 func TestFailedRecordFallsBackToMinimal(t *testing.T) {
 	p := &Processor{now: time.Now}
 	e := errcode.WithDetails(errcode.InvalidEvent, strings.Repeat("m", 5000), wide(3).(map[string]any))
-	d := &delivery{body: []byte(`{"v":1}`), msgID: "req-1", streamSeq: 42, req: &envelope{RequestID: "req-1", Correlation: engine.Correlation{ThreadID: "t-1", RunAgentID: "a\x00", CheckpointNamespace: "main"}}}
+	d := &delivery{body: []byte(`{"v":1}`), msgID: "req-1", streamSeq: 42, req: &envelope{RequestID: "req-1", Correlation: events.Correlation{ThreadID: "t-1", RunAgentID: "a\x00", CheckpointNamespace: "main"}}}
 	rec, err := p.failedRecord(d, e)
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/consumer"
-	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // Classify is the one place that decides how a delivery is settled.

@@ -8,9 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // testCompactor is a small deterministic stand-in for the engine: it keeps
@@ -154,7 +156,7 @@ func (s *testSummarizer) Summarize(ctx context.Context, p engine.Payload) (engin
 	}
 	return engine.Summary{
 		Output: fmt.Sprintf("summary of %d events for %s", len(p.Events), p.CheckpointID),
-		Usage:  &engine.Usage{InputTokens: int64(10 * len(p.Events)), OutputTokens: 5, Attempts: 1, Model: "test"},
+		Usage:  &events.Usage{InputTokens: int64(10 * len(p.Events)), OutputTokens: 5, Attempts: 1, Model: "test"},
 	}, nil
 }
 

@@ -7,11 +7,11 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/outbox"
-	"github.com/cairnhq/cairn/internal/streamread"
 	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/streamread"
 )
 
 // harvestRecord builds the conversation.memory.harvest job of a compaction:

@@ -7,10 +7,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/nats-io/nats.go"
 
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/topology"
@@ -19,7 +20,7 @@ import (
 // The harvest job is a pointer job: the cut event ids, the scope, and the
 // request's stream sequence, under the job's message id.
 func TestHarvestRecord(t *testing.T) {
-	req := &envelope{Correlation: engine.Correlation{ThreadID: "t", RunAgentID: "a", CheckpointNamespace: "n"}}
+	req := &envelope{Correlation: events.Correlation{ThreadID: "t", RunAgentID: "a", CheckpointNamespace: "n"}}
 	rec, err := harvestRecord(req, "cp", []string{"e1", "e2"}, 42, "tp")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func TestHarvestRecord(t *testing.T) {
 }
 
 func TestHarvestScopeFromRequest(t *testing.T) {
-	req := &envelope{Correlation: engine.Correlation{ThreadID: "t"}, Scope: &engine.Scope{Kind: "user", ID: "u1"}}
+	req := &envelope{Correlation: events.Correlation{ThreadID: "t"}, Scope: &events.Scope{Kind: "user", ID: "u1"}}
 	rec, err := harvestRecord(req, "cp", []string{"e1"}, 1, "")
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -27,7 +28,7 @@ func TestObserveContinuesTheTraceAndLogsWithoutContent(t *testing.T) {
 	const trace = "0af7651916cd43dd8448eb211c80319c"
 	d := &delivery{
 		traceparent: "00-" + trace + "-b7ad6b7169203331-01",
-		req:         &envelope{RequestID: "req-9", Correlation: engine.Correlation{RunAgentID: "agent", CheckpointNamespace: "root"}},
+		req:         &envelope{RequestID: "req-9", Correlation: events.Correlation{RunAgentID: "agent", CheckpointNamespace: "root"}},
 		delivered:   2,
 	}
 	h := p.observe(traced("compact", func(handler) handler {

@@ -8,12 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/llm"
-	"github.com/cairnhq/cairn/internal/semantic"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 	"github.com/cairnhq/cairn/internal/summarize/openaisum"
+	"github.com/cairnhq/cairn/semantic"
 	"github.com/cairnhq/cairn/testenv"
 )
 
@@ -77,7 +79,7 @@ func TestModelEndToEnd(t *testing.T) {
 		t.Fatalf("provider_usage lacks the model's usage: %s", usage)
 	}
 	en := e.ledgerEntry(t, "model-1")
-	var u engine.Usage
+	var u events.Usage
 	if len(en.Attempts) != 1 || json.Unmarshal(en.Attempts[0].Usage, &u) != nil || u.InputTokens < 900 || u.Attempts < 2 {
 		t.Fatalf("ledger attempt usage (the retried call included): %+v %s", en.Attempts, en.Attempts[0].Usage)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 func TestRecoverPanics(t *testing.T) {

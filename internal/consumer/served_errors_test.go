@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // A request whose envelope the pipeline cannot read fails on the served

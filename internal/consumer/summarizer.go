@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/ledger"
 )
@@ -43,7 +45,7 @@ type recordingSummarizer struct {
 
 	mu     sync.Mutex
 	opened bool
-	usage  engine.Usage
+	usage  events.Usage
 	calls  int
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // countingSummarizer is extractive that counts its calls, so that a
@@ -174,18 +176,18 @@ var accountingLanes = []accountingLane{
 // (internal/consumer's engineBody): 24 events of about 1.1 KB of prose,
 // a 40 000-token window and a small policy.
 func processorLane(tb testing.TB) *Request {
-	events := make([]InputEvent, 24)
-	for i := range events {
-		role := []string{RoleUser, RoleAssistant}[i%2]
+	laneEvents := make([]events.InputEvent, 24)
+	for i := range laneEvents {
+		role := []string{events.RoleUser, events.RoleAssistant}[i%2]
 		content := fmt.Sprintf("eng-0 turn %d: we decided the deploy must use blue-green releases; ", i+1) +
 			strings.Repeat(fmt.Sprintf("detail %d of the investigation into the flaky integration test. ", i), 16)
-		events[i] = event(tb, i+1, role, content, func(e *InputEvent) {
+		laneEvents[i] = event(tb, i+1, role, content, func(e *events.InputEvent) {
 			e.TokenCount = nil
 			e.RunAgentID = "agent-coder"
 			e.Provenance = map[string]any{"origin": "direct_user"}
 		})
 	}
-	req := laneRequest(tb, "0192b6e4-0000-7000-8000-00000000b024", events, 40_000)
+	req := laneRequest(tb, "0192b6e4-0000-7000-8000-00000000b024", laneEvents, 40_000)
 	req.ModelProfile.MaxOutputTokens = ptr(int64(8_192))
 	p := &req.Policy
 	p.RecentTailMinTokens, p.RecentTailMaxTokens = 1_000, 2_000

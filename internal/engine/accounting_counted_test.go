@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"testing"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // A projected copy of a lane view is counted as exactly as the rest of a
@@ -28,7 +30,7 @@ func TestProjectedCopiesCountOnlyWhatProjectionReplaced(t *testing.T) {
 				t.Fatalf("%s lane: %d events projected (%v); the test needs some", laneName, len(manifest), err)
 			}
 			c.manifest, c.projected = manifest, projectedFlags(c.prefix, manifest)
-			projected := append(append([]InputEvent{}, projectedPrefix...), req.Events[len(c.prefix):]...)
+			projected := append(append([]events.InputEvent{}, projectedPrefix...), req.Events[len(c.prefix):]...)
 			counted := c.counts.counted
 			r := checkCount(t, c, cnt, projected, laneName+" lane projected, "+name)
 			if got, want := c.counts.counted-counted, replacedBytes(t, r); got != want {
@@ -43,9 +45,9 @@ func TestProjectedCopiesCountOnlyWhatProjectionReplaced(t *testing.T) {
 // checkCount renders events with the previous semantic as c does, checks that counting it
 // view by view gives the count of the whole, and returns the rendering
 // (its bytes valid until c renders again).
-func checkCount(t *testing.T, c *compaction, cnt counter, events []InputEvent, what string) Rendered {
+func checkCount(t *testing.T, c *compaction, cnt counter, laneEvents []events.InputEvent, what string) Rendered {
 	t.Helper()
-	r, pooled, err := c.renderCanonical(c.req.PreviousSemantic, events, 0)
+	r, pooled, err := c.renderCanonical(c.req.PreviousSemantic, laneEvents, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func TestALaneThatCannotBePrunedIsCountedOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != StatusCompacted || len(res.Checkpoint.ProjectionManifest) == 0 {
+		if res.Status != events.StatusCompacted || len(res.Checkpoint.ProjectionManifest) == 0 {
 			t.Fatalf("seed %d: %s with %d projected; the test needs a summary of a lane with tool output", seed, res.Status, len(res.Checkpoint.ProjectionManifest))
 		}
 		sem, err := res.Checkpoint.Semantic.AppendCanonical(nil)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/tokens"
 )
@@ -84,7 +86,7 @@ func TestExampleLaneBudgetsTheReferenceCount(t *testing.T) {
 		t.Fatalf("tokens_before %d, want ceil(1.1 × %d) + 256 = %d", res.TokensBefore, ref, want)
 	}
 	cp := res.Checkpoint
-	if cp.AccountingMethod != MethodLocalTokenizer || cp.AccountingCounter != "o200k_base" {
+	if cp.AccountingMethod != events.MethodLocalTokenizer || cp.AccountingCounter != "o200k_base" {
 		t.Fatalf("accounting %s/%s", cp.AccountingMethod, cp.AccountingCounter)
 	}
 	t.Logf("tokens_before: %d bytes, %d o200k_base (reference %d tokens)", bytesRes.TokensBefore, res.TokensBefore, ref)
@@ -101,12 +103,12 @@ func TestTheTokenizerNamedDecidesTheCount(t *testing.T) {
 		wantMethod, count string
 		estimate          int64
 	}{
-		{"no tokenizer: bytes", nil, "", MethodConservativeUTF8, CounterUTF8Bytes, int64(len(text))},
-		{"no tokenizer, local asked: bytes", nil, MethodLocalTokenizer, MethodConservativeUTF8, CounterUTF8Bytes, int64(len(text))},
-		{"an encoding named: counted", ptr("o200k_base"), "", MethodLocalTokenizer, "o200k_base", counted},
-		{"a model named: its encoding", ptr("gpt-4o-mini"), MethodLocalTokenizer, MethodLocalTokenizer, "o200k_base", counted},
-		{"bytes asked for: bytes", ptr("gpt-4o"), MethodConservativeUTF8, MethodConservativeUTF8, CounterUTF8Bytes, int64(len(text))},
-		{"an unknown model: the estimate", ptr("acme-large"), "", MethodLocalTokenizer, CounterApprox, (approxTokens(text)*11+9)/10 + 256},
+		{"no tokenizer: bytes", nil, "", events.MethodConservativeUTF8, CounterUTF8Bytes, int64(len(text))},
+		{"no tokenizer, local asked: bytes", nil, events.MethodLocalTokenizer, events.MethodConservativeUTF8, CounterUTF8Bytes, int64(len(text))},
+		{"an encoding named: counted", ptr("o200k_base"), "", events.MethodLocalTokenizer, "o200k_base", counted},
+		{"a model named: its encoding", ptr("gpt-4o-mini"), events.MethodLocalTokenizer, events.MethodLocalTokenizer, "o200k_base", counted},
+		{"bytes asked for: bytes", ptr("gpt-4o"), events.MethodConservativeUTF8, events.MethodConservativeUTF8, CounterUTF8Bytes, int64(len(text))},
+		{"an unknown model: the estimate", ptr("acme-large"), "", events.MethodLocalTokenizer, CounterApprox, (approxTokens(text)*11+9)/10 + 256},
 	}
 	for _, tc := range cases {
 		p := sepProfile(100_000, 0)
@@ -123,16 +125,16 @@ func TestTheTokenizerNamedDecidesTheCount(t *testing.T) {
 	p.Tokenizer = ptr("o200k_base")
 	baseline := baselineV2(100, map[string]any{"system": exact(4, hashA)})
 	b, err := NewContextBudget(p, text, BudgetOptions{ReportedUsageBaseline: baseline, ComponentDescriptors: map[string]any{"system": exact(4, hashA)}})
-	if err != nil || b.Method != MethodReportedUsageDeltaV2 || b.Counter != CounterReportedUsage || b.EstimatedTokens != 100 {
+	if err != nil || b.Method != events.MethodReportedUsageDeltaV2 || b.Counter != CounterReportedUsage || b.EstimatedTokens != 100 {
 		t.Fatalf("v2 with a tokenizer: %+v %v", b, err)
 	}
 }
 
 // generatedLane is a lanegen lane (the processor benchmark's lanes) as
 // engine events.
-func generatedLane(t testing.TB, events int, seed uint64) *Request {
+func generatedLane(t testing.TB, laneEvents int, seed uint64) *Request {
 	t.Helper()
-	data := lanegen.RequestJSON(lanegen.RequestOptions{Lane: lanegen.Options{Events: events, Seed: seed}})
+	data := lanegen.RequestJSON(lanegen.RequestOptions{Lane: lanegen.Options{Events: laneEvents, Seed: seed}})
 	req, err := DecodeRequest(data)
 	if err != nil {
 		t.Fatal(err)
@@ -147,11 +149,11 @@ func TestViewByViewCountIsTheWholeCount(t *testing.T) {
 	lanes := map[string]*Request{
 		"coding":    laneRequest(t, "0192b6e4-0000-7000-8000-00000000c001", codingLane(t, 200, 24), 400_000),
 		"generated": generatedLane(t, 300, 7),
-		"unicode": laneRequest(t, "0192b6e4-0000-7000-8000-00000000c002", []InputEvent{
-			event(t, 1, RoleUser, "'s it's DON'T 中文 😀 \r\n\t\r\n  x"),
-			event(t, 2, RoleAssistant, "ǅa ʰb \u0301 ½ Ⅻ\u00a0end'"),
-			event(t, 3, RoleUser, "  "),
-			event(t, 4, RoleAssistant, ""),
+		"unicode": laneRequest(t, "0192b6e4-0000-7000-8000-00000000c002", []events.InputEvent{
+			event(t, 1, events.RoleUser, "'s it's DON'T 中文 😀 \r\n\t\r\n  x"),
+			event(t, 2, events.RoleAssistant, "ǅa ʰb \u0301 ½ Ⅻ\u00a0end'"),
+			event(t, 3, events.RoleUser, "  "),
+			event(t, 4, events.RoleAssistant, ""),
 		}, 100_000),
 	}
 	names := []string{"o200k_base", "cl100k_base", "p50k_base", "r50k_base", "acme-large"}
@@ -163,10 +165,10 @@ func TestViewByViewCountIsTheWholeCount(t *testing.T) {
 			c := &compaction{req: req, counts: newViewCounts(cache, len(req.Events))}
 			tail := len(req.Events) / 2
 			for _, part := range []struct {
-				events []InputEvent
-				first  int
+				laneEvents []events.InputEvent
+				first      int
 			}{{req.Events, 0}, {req.Events[tail:], tail}} {
-				r, pooled, err := c.renderCanonical(req.PreviousSemantic, part.events, part.first)
+				r, pooled, err := c.renderCanonical(req.PreviousSemantic, part.laneEvents, part.first)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -226,11 +228,11 @@ func TestCheckpointRecordsTheCounter(t *testing.T) {
 			req.ModelProfile.Tokenizer = ptr(tokenizer)
 		}
 		res := mustCompact(t, req, extractive{})
-		m := res.Checkpoint.ToMap()
+		m := res.Checkpoint.Map()
 		if m["accounting_counter"] != want {
 			t.Errorf("tokenizer %q: accounting_counter %v, want %s", tokenizer, m["accounting_counter"], want)
 		}
-		if wantMethod := map[bool]string{true: MethodConservativeUTF8, false: MethodLocalTokenizer}[tokenizer == ""]; m["accounting_method"] != wantMethod {
+		if wantMethod := map[bool]string{true: events.MethodConservativeUTF8, false: events.MethodLocalTokenizer}[tokenizer == ""]; m["accounting_method"] != wantMethod {
 			t.Errorf("tokenizer %q: accounting_method %v", tokenizer, m["accounting_method"])
 		}
 	}

@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"testing"
 	"time"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/events"
 )
 
 // benchmarkCompact compacts a realistic coding-agent lane of n events
@@ -13,7 +16,7 @@ import (
 // summarizer standing in for the model.
 func benchmarkCompact(b *testing.B, n int, maxInput int64) {
 	req := laneRequest(b, "0192b6e4-0000-7000-8000-00000000b000", codingLane(b, n, 25), maxInput)
-	if res, err := Compact(context.Background(), req, extractive{}, fixedNow); err != nil || res.Status != StatusCompacted {
+	if res, err := Compact(context.Background(), req, extractive{}, fixedNow); err != nil || res.Status != events.StatusCompacted {
 		b.Fatalf("setup: %v %v", res, err)
 	}
 	b.ReportAllocs()
@@ -38,7 +41,7 @@ func TestBenchmarkLanesNeedTwoSummaryCalls(t *testing.T) {
 		s := &scripted{reply: func(_ int, p Payload) (Summary, error) { return extractive{}.Summarize(context.Background(), p) }}
 		req := laneRequest(t, "0192b6e4-0000-7000-8000-00000000b000", codingLane(t, tc.n, 25), tc.maxInput)
 		res := mustCompact(t, req, s)
-		if res.Status != StatusCompacted || s.calls() != 2 || len(res.Checkpoint.ProjectionManifest) == 0 {
+		if res.Status != events.StatusCompacted || s.calls() != 2 || len(res.Checkpoint.ProjectionManifest) == 0 {
 			t.Fatalf("%d events: status %s calls %d manifest %d", tc.n, res.Status, s.calls(), len(res.Checkpoint.ProjectionManifest))
 		}
 		t.Logf("%d events: before %d after %d, %d projected", len(req.Events), res.TokensBefore, res.TokensAfter, len(res.Checkpoint.ProjectionManifest))
@@ -47,24 +50,26 @@ func TestBenchmarkLanesNeedTwoSummaryCalls(t *testing.T) {
 
 // BenchmarkContentHashRatio is the canonical-hash throughput of the path
 // the engine hashes most: the content hash of every event of a request
-// (ContentHashOf over a 1 000-event coding lane). Like canonical's
+// (events.ContentHash over a 1 000-event coding lane). Like canonical's
 // BenchmarkHashRatio it alternates the canonical hash and crypto/sha256
 // over the same encoded bytes in one loop and reports hash_vs_sha256 (goal
 // >= 0.5).
 func BenchmarkContentHashRatio(b *testing.B) {
-	events := codingLane(b, 1_000, 25)
-	encoded := make([][]byte, len(events))
-	for i, e := range events {
+	laneEvents := codingLane(b, 1_000, 25)
+	encoded := make([][]byte, len(laneEvents))
+	for i, e := range laneEvents {
 		var err error
-		if encoded[i], err = appendContentPayload(nil, e.Content, e.Tool, e.ArtifactIDs, e.Truncated); err != nil {
+		payload := map[string]any{"artifact_ids": stringsToAny(stringsOrEmpty(e.ArtifactIDs)), "content": stringOrNil(e.Content),
+			"tool": mapOrNil(e.Tool), "truncated": e.Truncated}
+		if encoded[i], err = canonical.Encode(payload); err != nil {
 			b.Fatal(err)
 		}
 	}
 	var hashTime, shaTime time.Duration
 	for b.Loop() {
 		start := time.Now()
-		for _, e := range events {
-			if _, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated); err != nil {
+		for _, e := range laneEvents {
+			if _, err := events.ContentHash(e.Content, e.Tool, e.ArtifactIDs, e.Truncated); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -4,108 +4,13 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-)
+	"github.com/cairnhq/cairn/events"
 
-// Context limit kinds of a model profile.
-const (
-	LimitSeparateInput     = "separate_input"
-	LimitSharedInputOutput = "shared_input_output"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // categoryResidual receives the tokens that integer allocation leaves over.
 const categoryResidual = "provider_overhead"
-
-// ModelProfile is the part of a model's profile that compaction reads
-// (docs/request.md, "The budget"). An empty ContextLimitKind means
-// separate_input.
-type ModelProfile struct {
-	ContextLimitKind       string  `json:"context_limit_kind,omitempty" doc:"whether output tokens share the input window" enum:"separate_input|shared_input_output"`
-	MaxInputTokens         *int64  `json:"max_input_tokens,omitempty" doc:"the model's input window (separate_input)"`
-	MaxContextTokens       *int64  `json:"max_context_tokens,omitempty" doc:"the model's whole window (shared_input_output)"`
-	MaxOutputTokens        *int64  `json:"max_output_tokens,omitempty" doc:"the most tokens the model writes in one answer"`
-	ProviderReservedTokens *int64  `json:"provider_reserved_tokens,omitempty" doc:"tokens the provider keeps for itself"` // nil means 0
-	Tokenizer              *string `json:"tokenizer,omitempty" doc:"the tokenizer that counts this model's tokens; absent means UTF-8 bytes (conservative_utf8)"`
-	// problem, when set by DecodeModelProfile, is the first field with the
-	// wrong JSON type; the budget fails closed with it.
-	problem *limitProblem
-}
-
-// limitProblem is an unknown_context_limit failure found while decoding a
-// profile, kept until a budget needs the limit.
-type limitProblem struct {
-	message, field, rule string
-}
-
-const (
-	limitSemanticsUnknown = "model context limit semantics are unknown"
-	limitUnavailable      = "model context limit is unavailable"
-)
-
-var profileNumberFields = []string{"max_input_tokens", "max_context_tokens", "max_output_tokens", "provider_reserved_tokens"}
-
-// DecodeModelProfile reads a decoded JSON profile object. It never fails:
-// values the budget cannot use (a non-object profile, a non-string kind,
-// non-integer or null limits, a tokenizer that is not a string) make every
-// later budget fail closed with unknown_context_limit, in the order the
-// contract checks them. Other keys
-// (capabilities compaction does not read) are ignored.
-func DecodeModelProfile(v any) ModelProfile {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return ModelProfile{problem: &limitProblem{limitSemanticsUnknown, "model_profile", "type"}}
-	}
-	var p ModelProfile
-	if raw, present := m["context_limit_kind"]; present {
-		kind, isString := raw.(string)
-		if !isString {
-			return ModelProfile{problem: &limitProblem{limitSemanticsUnknown, "model_profile.context_limit_kind", "type"}}
-		}
-		p.ContextLimitKind = kind
-	}
-	targets := []**int64{&p.MaxInputTokens, &p.MaxContextTokens, &p.MaxOutputTokens, &p.ProviderReservedTokens}
-	for i, name := range profileNumberFields {
-		raw, present := m[name]
-		if !present {
-			continue
-		}
-		n, isInt := canonical.Int(raw)
-		if !isInt {
-			// max_input/max_context may be null (unset); a null reservation
-			// is not replaced by the default 0.
-			if raw == nil && name != "provider_reserved_tokens" {
-				continue
-			}
-			if p.problem == nil {
-				p.problem = &limitProblem{limitUnavailable, "model_profile." + name, "type"}
-			}
-			continue
-		}
-		*targets[i] = &n
-	}
-	switch t := m["tokenizer"].(type) {
-	case nil:
-	case string:
-		if t != "" {
-			p.Tokenizer = &t
-		}
-	default:
-		if p.problem == nil {
-			p.problem = &limitProblem{limitSemanticsUnknown, "model_profile.tokenizer", "type"}
-		}
-	}
-	return p
-}
-
-// limitError is an unknown_context_limit naming the profile field and the
-// rule it broke.
-func limitError(message, field, rule string) *errcode.Error {
-	return errcode.Field(errcode.UnknownContextLimit, message, field, rule)
-}
-
-// kinds lists the valid context limit kinds, as a failure's details state them.
-var kinds = []string{LimitSeparateInput, LimitSharedInputOutput}
 
 const reportedUsageMessage = "reported usage must be a non-negative integer"
 
@@ -122,66 +27,6 @@ func budgetError(message, field, rule string) *errcode.Error {
 func categoryError(name, rule string, value any) *errcode.Error {
 	return budgetError("category costs must be non-negative integers", categoryField+"."+name, rule).
 		With("value", echoValue(value))
-}
-
-// EffectiveInputLimit returns the input window compaction works against
-// (docs/request.md, "The budget"); every failure is unknown_context_limit.
-func (p ModelProfile) EffectiveInputLimit(requestedMaxOutputTokens int64) (int64, error) {
-	kind := p.ContextLimitKind
-	if kind == "" {
-		kind = LimitSeparateInput
-	}
-	if pr := p.problem; pr != nil && pr.message == limitSemanticsUnknown {
-		return 0, limitError(pr.message, pr.field, pr.rule)
-	}
-	if kind != LimitSeparateInput && kind != LimitSharedInputOutput {
-		return 0, limitError(limitSemanticsUnknown, "model_profile.context_limit_kind", "enum").
-			With("value", echoValue(kind)).With("expected", stringsToAny(kinds))
-	}
-	if pr := p.problem; pr != nil {
-		return 0, limitError(pr.message, pr.field, pr.rule)
-	}
-	var reserved int64
-	if p.ProviderReservedTokens != nil {
-		reserved = *p.ProviderReservedTokens
-	}
-	if reserved < 0 {
-		return 0, limitError(limitUnavailable, "model_profile.provider_reserved_tokens", "range").With("value", reserved)
-	}
-	if kind == LimitSeparateInput {
-		return separateInputLimit(p.MaxInputTokens, reserved)
-	}
-	return sharedLimit(p.MaxContextTokens, reserved, requestedMaxOutputTokens)
-}
-
-// separateInputLimit is the input window of a separate_input profile: its
-// max_input_tokens less the provider's reservation.
-func separateInputLimit(maxInput *int64, reserved int64) (int64, error) {
-	const field = "model_profile.max_input_tokens"
-	if maxInput == nil {
-		return 0, limitError(limitUnavailable, field, "required")
-	}
-	if *maxInput <= reserved {
-		return 0, limitError(limitUnavailable, field, "range").
-			With("value", *maxInput).With("min_exclusive", reserved)
-	}
-	return *maxInput - reserved, nil
-}
-
-// sharedLimit is the input window of a shared_input_output profile: its
-// max_context_tokens less the reservation and the requested output.
-func sharedLimit(maxContext *int64, reserved, output int64) (int64, error) {
-	const field = "model_profile.max_context_tokens"
-	switch {
-	case output < 0:
-		return 0, limitError(limitUnavailable, "requested_max_output_tokens", "range").With("value", output)
-	case maxContext == nil:
-		return 0, limitError(limitUnavailable, field, "required")
-	case output > math.MaxInt64-reserved || *maxContext <= reserved+output:
-		return 0, limitError(limitUnavailable, field, "range").
-			With("value", *maxContext).With("provider_reserved_tokens", reserved).With("requested_max_output_tokens", output)
-	}
-	return *maxContext - reserved - output, nil
 }
 
 // BudgetOptions are the inputs of a ContextBudget besides profile and request.
@@ -231,14 +76,14 @@ type ContextBudget struct {
 }
 
 // NewContextBudget measures rendered (the exact provider request bytes).
-func NewContextBudget(p ModelProfile, rendered []byte, o BudgetOptions) (*ContextBudget, error) {
+func NewContextBudget(p events.ModelProfile, rendered []byte, o BudgetOptions) (*ContextBudget, error) {
 	return newBudget(p, int64(len(rendered)), rendered, o)
 }
 
 // newBudget measures a request of size bytes. text is the request itself when
 // known; without it the local tokenizer cannot count and the estimate falls
 // back to conservative bytes.
-func newBudget(p ModelProfile, size int64, text []byte, o BudgetOptions) (*ContextBudget, error) {
+func newBudget(p events.ModelProfile, size int64, text []byte, o BudgetOptions) (*ContextBudget, error) {
 	if size < 0 {
 		return nil, errcode.Field(errcode.InvalidRenderedRequest, "rendered request must be binary",
 			"rendered_request_bytes", "range").With("value", size)
@@ -266,7 +111,7 @@ func newBudget(p ModelProfile, size int64, text []byte, o BudgetOptions) (*Conte
 	b := &ContextBudget{EffectiveInputLimit: limit, Version: 1, ProfileHash: o.ProfileHash, CategoryBytes: copyCategories(o.Categories)}
 	b.Method, b.Counter, b.EstimatedTokens = localEstimate(p, size, text, categoryTotal, o)
 	if baseline, delta, ok := deltaV2(o.ReportedUsageBaseline, o.ComponentDescriptors); ok {
-		b.Method, b.Version, b.Counter = MethodReportedUsageDeltaV2, 2, CounterReportedUsage
+		b.Method, b.Version, b.Counter = events.MethodReportedUsageDeltaV2, 2, CounterReportedUsage
 		b.BaselineInputTokens, b.DeltaTokens = ptr(baseline), ptr(delta)
 		b.EstimatedTokens = saturatingAdd(baseline, delta)
 	} else {
@@ -304,16 +149,16 @@ func copyCategories(c map[string]int64) map[string]int64 {
 // counted with. Without a tokenizer the
 // byte count stays, since it is the one bound that holds for every model
 // (a byte-level BPE token is at least one byte).
-func localEstimate(p ModelProfile, size int64, text []byte, categoryTotal int64, o BudgetOptions) (method, counterName string, estimate int64) {
-	wanted := o.AccountingMethod == MethodLocalTokenizer || o.AccountingMethod == "" && p.Tokenizer != nil
+func localEstimate(p events.ModelProfile, size int64, text []byte, categoryTotal int64, o BudgetOptions) (method, counterName string, estimate int64) {
+	wanted := o.AccountingMethod == events.MethodLocalTokenizer || o.AccountingMethod == "" && p.Tokenizer != nil
 	if wanted && p.Tokenizer != nil && text != nil && int64(len(text)) == size {
 		if c, ok := counterFor(*p.Tokenizer); ok {
 			count := countRendering(c, text, o.views, o.counts)
 			// 10 % margin plus a 256-token protocol reserve.
-			return MethodLocalTokenizer, c.name, (count*11+9)/10 + 256
+			return events.MethodLocalTokenizer, c.name, (count*11+9)/10 + 256
 		}
 	}
-	return MethodConservativeUTF8, CounterUTF8Bytes, max(size, categoryTotal)
+	return events.MethodConservativeUTF8, CounterUTF8Bytes, max(size, categoryTotal)
 }
 
 func saturatingAdd(a, b int64) int64 {

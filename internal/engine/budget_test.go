@@ -4,15 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // Budget conformance cases CB-01..CB-12: limits, ratios, methods and
 // category allocation (docs/request.md, "The budget").
 
-func sepProfile(maxInput, reserved int64) ModelProfile {
-	return ModelProfile{MaxInputTokens: ptr(maxInput), ProviderReservedTokens: ptr(reserved)}
+func sepProfile(maxInput, reserved int64) events.ModelProfile {
+	return events.ModelProfile{MaxInputTokens: ptr(maxInput), ProviderReservedTokens: ptr(reserved)}
 }
 
 func TestCB01SeparateAndSharedLimits(t *testing.T) {
@@ -20,7 +22,7 @@ func TestCB01SeparateAndSharedLimits(t *testing.T) {
 	if err != nil || b.EffectiveInputLimit != 9_900 || b.EstimatedTokens != 2_000 {
 		t.Fatalf("separate: %+v %v", b, err)
 	}
-	shared := ModelProfile{ContextLimitKind: LimitSharedInputOutput, MaxContextTokens: ptr(int64(10_000)),
+	shared := events.ModelProfile{ContextLimitKind: events.LimitSharedInputOutput, MaxContextTokens: ptr(int64(10_000)),
 		MaxOutputTokens: ptr(int64(2_000)), ProviderReservedTokens: ptr(int64(100))}
 	b, err = NewContextBudget(shared, []byte("x"), BudgetOptions{RequestedMaxOutputTokens: 1_500})
 	if err != nil || b.EffectiveInputLimit != 8_400 {
@@ -32,26 +34,26 @@ func TestCB01SeparateAndSharedLimits(t *testing.T) {
 }
 
 func TestCB02UnknownLimitSemanticsFailClosed(t *testing.T) {
-	_, err := NewContextBudget(ModelProfile{ContextLimitKind: "unknown", MaxInputTokens: ptr(int64(10))}, nil, BudgetOptions{})
+	_, err := NewContextBudget(events.ModelProfile{ContextLimitKind: "unknown", MaxInputTokens: ptr(int64(10))}, nil, BudgetOptions{})
 	wantCode(t, err, errcode.UnknownContextLimit)
-	_, err = NewContextBudget(DecodeModelProfile("not a map"), nil, BudgetOptions{})
+	_, err = NewContextBudget(events.DecodeModelProfile("not a map"), nil, BudgetOptions{})
 	wantCode(t, err, errcode.UnknownContextLimit)
-	_, err = NewContextBudget(ModelProfile{}, nil, BudgetOptions{})
+	_, err = NewContextBudget(events.ModelProfile{}, nil, BudgetOptions{})
 	wantCode(t, err, errcode.UnknownContextLimit)
 }
 
 func TestCB03InvalidSharedReservationsFailClosed(t *testing.T) {
 	shared := map[string]any{"context_limit_kind": "shared_input_output", "max_context_tokens": int64(10_000)}
-	_, err := NewContextBudget(DecodeModelProfile(shared), nil, BudgetOptions{RequestedMaxOutputTokens: -1})
+	_, err := NewContextBudget(events.DecodeModelProfile(shared), nil, BudgetOptions{RequestedMaxOutputTokens: -1})
 	wantCode(t, err, errcode.UnknownContextLimit)
 	shared["provider_reserved_tokens"] = "100"
-	_, err = NewContextBudget(DecodeModelProfile(shared), nil, BudgetOptions{})
+	_, err = NewContextBudget(events.DecodeModelProfile(shared), nil, BudgetOptions{})
 	wantCode(t, err, errcode.UnknownContextLimit)
 	shared["provider_reserved_tokens"] = nil
-	_, err = NewContextBudget(DecodeModelProfile(shared), nil, BudgetOptions{})
+	_, err = NewContextBudget(events.DecodeModelProfile(shared), nil, BudgetOptions{})
 	wantCode(t, err, errcode.UnknownContextLimit)
 	delete(shared, "provider_reserved_tokens")
-	if _, err := NewContextBudget(DecodeModelProfile(shared), nil, BudgetOptions{}); err != nil {
+	if _, err := NewContextBudget(events.DecodeModelProfile(shared), nil, BudgetOptions{}); err != nil {
 		t.Fatalf("valid shared profile: %v", err)
 	}
 }
@@ -61,10 +63,10 @@ func TestCB04LocalTokenizerMarginReserveAndFloor(t *testing.T) {
 	p.Tokenizer = ptr("static")
 	hash := strings.Repeat("e", 64)
 	b, err := NewContextBudget(p, []byte("hello world"), BudgetOptions{
-		AccountingMethod: MethodLocalTokenizer, ReportedInputTokens: 300, ProfileHash: &hash,
+		AccountingMethod: events.MethodLocalTokenizer, ReportedInputTokens: 300, ProfileHash: &hash,
 		Categories: map[string]int64{"system": 3, "memory_history": 1},
 	})
-	if err != nil || b.Method != MethodLocalTokenizer || b.EstimatedTokens != 300 || *b.ProfileHash != hash {
+	if err != nil || b.Method != events.MethodLocalTokenizer || b.EstimatedTokens != 300 || *b.ProfileHash != hash {
 		t.Fatalf("%+v %v", b, err)
 	}
 	if b.CategoryBytes["system"] != 3 || b.CategoryBytes["memory_history"] != 1 {
@@ -74,7 +76,7 @@ func TestCB04LocalTokenizerMarginReserveAndFloor(t *testing.T) {
 		t.Fatalf("categories %v", b.Categories)
 	}
 	// Without the floor the estimate is ceil(n × 1.1) + 256.
-	b, _ = NewContextBudget(p, []byte("hello world"), BudgetOptions{AccountingMethod: MethodLocalTokenizer})
+	b, _ = NewContextBudget(p, []byte("hello world"), BudgetOptions{AccountingMethod: events.MethodLocalTokenizer})
 	if n := approxTokens([]byte("hello world")); b.EstimatedTokens != (n*11+9)/10+256 {
 		t.Fatalf("estimate %d for %d tokens", b.EstimatedTokens, n)
 	}
@@ -89,8 +91,8 @@ func sum(m map[string]int64) int64 {
 }
 
 func TestCB05UnsupportedLocalAccountingFallsBack(t *testing.T) {
-	b, err := NewContextBudget(sepProfile(10_000, 0), []byte("hello"), BudgetOptions{AccountingMethod: MethodLocalTokenizer})
-	if err != nil || b.Method != MethodConservativeUTF8 || b.EstimatedTokens != 5 {
+	b, err := NewContextBudget(sepProfile(10_000, 0), []byte("hello"), BudgetOptions{AccountingMethod: events.MethodLocalTokenizer})
+	if err != nil || b.Method != events.MethodConservativeUTF8 || b.EstimatedTokens != 5 {
 		t.Fatalf("%+v %v", b, err)
 	}
 }
@@ -155,7 +157,7 @@ func TestCB08SameEpochUsageAddsOnlyDeltas(t *testing.T) {
 	current := map[string]any{"system": exact(100, hashA), "history": appendOf(item("m1", 50, hashB), item("m2", 25, hashC))}
 	b, err := NewContextBudget(sepProfile(100_000, 0), make([]byte, 10_000),
 		BudgetOptions{ReportedUsageBaseline: baseline, ComponentDescriptors: current, ReportedInputTokens: 5_000})
-	if err != nil || b.Method != MethodReportedUsageDeltaV2 || b.Version != 2 || *b.BaselineInputTokens != 1_000 ||
+	if err != nil || b.Method != events.MethodReportedUsageDeltaV2 || b.Version != 2 || *b.BaselineInputTokens != 1_000 ||
 		*b.DeltaTokens != 25 || b.EstimatedTokens != 1_025 {
 		t.Fatalf("%+v %v", b, err)
 	}
@@ -177,7 +179,7 @@ func TestCB10MalformedOrLegacyBaselinesStayConservative(t *testing.T) {
 		map[string]any{"version": int64(2), "input_tokens": int64(-1), "components": current}} {
 		b, err := NewContextBudget(sepProfile(100_000, 0), make([]byte, 1_000),
 			BudgetOptions{ReportedUsageBaseline: baseline, ComponentDescriptors: current, ReportedInputTokens: 100})
-		if err != nil || b.Method != MethodConservativeUTF8 || b.Version != 1 || b.EstimatedTokens != 1_000 {
+		if err != nil || b.Method != events.MethodConservativeUTF8 || b.Version != 1 || b.EstimatedTokens != 1_000 {
 			t.Fatalf("baseline %v: %+v %v", baseline, b, err)
 		}
 	}
@@ -193,7 +195,7 @@ func TestCB11IncompatibleComponentsFallBack(t *testing.T) {
 	} {
 		b, err := NewContextBudget(sepProfile(100_000, 0), make([]byte, 1_000),
 			BudgetOptions{ReportedUsageBaseline: baseline, ComponentDescriptors: current})
-		if err != nil || b.Method != MethodConservativeUTF8 || b.Version != 1 || b.EstimatedTokens != 1_000 {
+		if err != nil || b.Method != events.MethodConservativeUTF8 || b.Version != 1 || b.EstimatedTokens != 1_000 {
 			t.Fatalf("%s: %+v %v", name, b, err)
 		}
 	}
@@ -204,7 +206,7 @@ func TestCB12SameHashDifferentBytesIsCharged(t *testing.T) {
 	current := map[string]any{"system": exact(7, hashA), "history": appendOf(item("m1", 5, hashB))}
 	b, err := NewContextBudget(sepProfile(100_000, 0), make([]byte, 1_000),
 		BudgetOptions{ReportedUsageBaseline: baseline, ComponentDescriptors: current})
-	if err != nil || b.Method != MethodReportedUsageDeltaV2 || *b.DeltaTokens != 12 || b.EstimatedTokens != 112 {
+	if err != nil || b.Method != events.MethodReportedUsageDeltaV2 || *b.DeltaTokens != 12 || b.EstimatedTokens != 112 {
 		t.Fatalf("%+v %v", b, err)
 	}
 }

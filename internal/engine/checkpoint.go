@@ -1,245 +1,15 @@
 package engine
 
 import (
-	"encoding/json"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
-)
-
-// Representations of a checkpoint.
-const (
-	RepresentationPortable = "portable"
-	RepresentationPruned   = "pruned"
+	"github.com/cairnhq/cairn/events"
 )
 
 // Result statuses.
 const (
-	StatusSkipped   = "skipped"
-	StatusPruned    = "pruned"
-	StatusCompacted = "compacted"
+	StatusSkipped = "skipped"
 )
-
-// ValidationStatusValid is the only validation status a checkpoint can have.
-const ValidationStatusValid = "valid"
-
-// Range is an inclusive pair of chat sequences or lane ordinals.
-type Range struct {
-	First int64 `json:"first" doc:"the first, inclusive"`
-	Last  int64 `json:"last" doc:"the last, inclusive"`
-}
-
-func (r Range) value() map[string]any { return map[string]any{"first": r.First, "last": r.Last} }
-
-// Checkpoint is an immutable candidate context checkpoint (subjects.md, Events).
-// It becomes a lane's active head only when the caller activates it.
-//
-// It is also the checkpoint as stored and as Activated.Checkpoint carries it
-// (events.Checkpoint): its JSON is ToMap's, which adds two keys no field
-// holds, id (CheckpointID again) and rehydration_state_hash
-// (RehydrationState.Hash); schemas/ is generated from the tags below.
-type Checkpoint struct {
-	CheckpointID                         string             `json:"checkpoint_id" doc:"the checkpoint id (the request_id)"`
-	ParentCheckpointID                   *string            `json:"parent_checkpoint_id" doc:"the checkpoint this one replaced; null for a lane's first"`
-	ThreadID                             string             `json:"thread_id" doc:"the conversation"`
-	RunID                                string             `json:"run_id" doc:"the run within the conversation"`
-	RootTurnID                           string             `json:"root_turn_id" doc:"the user turn that started the run"`
-	RunAgentID                           string             `json:"run_agent_id" doc:"the agent; with checkpoint_namespace it names the lane"`
-	CheckpointNamespace                  string             `json:"checkpoint_namespace" doc:"the lane within the agent"`
-	Trigger                              string             `json:"trigger" doc:"the request's trigger" enum:"auto|manual|overflow|model_switch_preflight"`
-	Representation                       string             `json:"representation" doc:"portable: older history is summarized in semantic; pruned: tool output was only projected" enum:"portable|pruned"`
-	SourceChatSeqRange                   Range              `json:"source_chat_seq_range" doc:"the chat_seq range of the lane the checkpoint was made from"`
-	SummaryCoverageLastChatSeq           *int64             `json:"summary_coverage_last_chat_seq" doc:"the last chat_seq the summary covers; null when pruned"`
-	ContextChatSeqHighWatermark          int64              `json:"context_chat_seq_high_watermark" doc:"the highest chat_seq of the lane"`
-	RetainedFromChatSeq                  *int64             `json:"retained_from_chat_seq" doc:"the first chat_seq kept verbatim, or null"`
-	SourceLaneEventOrdinalRange          Range              `json:"source_lane_event_ordinal_range" doc:"the lane_event_ordinal range the checkpoint was made from"`
-	SummaryCoverageLastLaneEventOrdinal  *int64             `json:"summary_coverage_last_lane_event_ordinal" doc:"the last lane_event_ordinal the summary covers; null when pruned"`
-	ContextLaneEventOrdinalHighWatermark int64              `json:"context_lane_event_ordinal_high_watermark" doc:"the highest lane_event_ordinal of the lane"`
-	Semantic                             *semantic.Semantic `json:"semantic" doc:"the continuation summary; null when pruned"`
-	SemanticHash                         *string            `json:"semantic_hash" doc:"canonical hash of semantic, or null" pattern:"^[0-9a-f]{64}$"`
-	// RehydrationState is rehydration_state (its Data) and
-	// rehydration_state_hash (its Hash).
-	RehydrationState        RehydrationState `json:"rehydration_state" doc:"the request's rehydration_state, verbatim"`
-	ProviderConnectionID    string           `json:"provider_connection_id" doc:"the model connection the lane is sent through"`
-	DestinationIdentityHash string           `json:"destination_identity_hash" doc:"the request's destination identity" pattern:"^[0-9a-f]{64}$"`
-	AccountingMethod        string           `json:"accounting_method" doc:"how the token numbers were counted" enum:"conservative_utf8|local_tokenizer_v1|reported_usage_delta_v2"`
-	// AccountingCounter is the before budget's counter: which count
-	// tokens_before stands on (utf8_bytes, an encoding, approx_v1,
-	// reported_usage).
-	AccountingCounter     string           `json:"accounting_counter" doc:"which count tokens_before stands on: utf8_bytes, a tokenizer encoding, approx_v1 or reported_usage"`
-	AccountingVersion     int64            `json:"accounting_version" doc:"the accounting version" minimum:"1"`
-	AccountingProfileHash *string          `json:"accounting_profile_hash" doc:"the tokenizer profile hash, or null" pattern:"^[0-9a-f]{64}$"`
-	CategoryBytes         map[string]int64 `json:"category_bytes" doc:"bytes outside the lane's events, by category"`
-	CategoryTokens        map[string]int64 `json:"category_tokens" doc:"tokens outside the lane's events, by category"`
-	TokensBefore          int64            `json:"tokens_before" doc:"the lane's estimated tokens before"`
-	TokensAfter           int64            `json:"tokens_after" doc:"the lane's estimated tokens after"`
-	TokensReclaimed       int64            `json:"tokens_reclaimed" doc:"tokens_before - tokens_after"`
-	RetainedEventIDs      []string         `json:"retained_event_ids" doc:"the events kept verbatim in the tail"`
-	ProjectionManifest    []ManifestEntry  `json:"projection_manifest" doc:"the tool outputs that were projected"`
-	// ProviderUsage is nil for a pruned checkpoint, else the per-chunk
-	// usages, one per summary call (a repaired chunk is a nested list).
-	ProviderUsage    []any  `json:"provider_usage" doc:"usage of each summary call (a list for a repaired chunk); null when pruned"`
-	ValidationStatus string `json:"validation_status" doc:"always valid" enum:"valid"`
-	CreatedAt        string `json:"created_at" doc:"when the checkpoint was made: RFC 3339 in UTC with whole seconds; not part of checkpoint_hash" pattern:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"`
-
-	// semanticEncoding is Semantic's canonical encoding as the compaction
-	// that built the checkpoint made it, so that storing the checkpoint
-	// does not encode it again.
-	semanticEncoding encodedSemantic
-}
-
-// OutcomeUncertain is UncertainAttempt's only outcome.
-const OutcomeUncertain = "uncertain"
-
-// UncertainAttempt is an entry of an activated event's provider_usage for an
-// earlier summary call whose outcome Cairn does not know (it may have been
-// paid for); the engine's own entries are Usage.
-type UncertainAttempt struct {
-	// The fields are in key order, so that the entry encodes with its
-	// keys sorted, as every other object of the event does.
-	Attempt     int    `json:"attempt" doc:"the attempt's number" minimum:"1"`
-	Deadline    string `json:"deadline" doc:"when the call would have timed out (RFC 3339, UTC)"`
-	Outcome     string `json:"outcome" doc:"always uncertain" const:"\"uncertain\""`
-	RequestedAt string `json:"requested_at" doc:"when the call was made (RFC 3339, UTC)"`
-}
-
-// semanticValue is the checkpoint's semantic as ToMap gives it: the
-// encoding the engine already made of it while it is still the checkpoint's
-// semantic, else its plain map, or nil.
-func (c *Checkpoint) semanticValue() any {
-	if c.semanticEncoding.enc != nil && c.semanticEncoding.sem == c.Semantic {
-		return canonical.Raw(c.semanticEncoding.enc)
-	}
-	return semanticValue(c.Semantic)
-}
-
-// ToMap returns the checkpoint's persisted form: every field plus id,
-// ranges as {first, last}, the semantic as its plain map, rehydration state
-// as its data only.
-func (c *Checkpoint) ToMap() map[string]any {
-	manifest := make([]any, len(c.ProjectionManifest))
-	for i, m := range c.ProjectionManifest {
-		m.ArtifactIDs = stringsOrEmpty(m.ArtifactIDs)
-		// Strings, integers and a list of strings: encoding/json cannot fail.
-		manifest[i], _ = plainValue(m)
-	}
-	var usage any
-	if c.ProviderUsage != nil {
-		usage = c.ProviderUsage
-	}
-	return map[string]any{
-		"id":                              c.CheckpointID,
-		"checkpoint_id":                   c.CheckpointID,
-		"parent_checkpoint_id":            stringOrNil(c.ParentCheckpointID),
-		"thread_id":                       c.ThreadID,
-		"run_id":                          c.RunID,
-		"root_turn_id":                    c.RootTurnID,
-		"run_agent_id":                    c.RunAgentID,
-		"checkpoint_namespace":            c.CheckpointNamespace,
-		"trigger":                         c.Trigger,
-		"representation":                  c.Representation,
-		"source_chat_seq_range":           c.SourceChatSeqRange.value(),
-		"summary_coverage_last_chat_seq":  intPtrValue(c.SummaryCoverageLastChatSeq),
-		"context_chat_seq_high_watermark": c.ContextChatSeqHighWatermark,
-		"retained_from_chat_seq":          intPtrValue(c.RetainedFromChatSeq),
-		"source_lane_event_ordinal_range": c.SourceLaneEventOrdinalRange.value(),
-		"summary_coverage_last_lane_event_ordinal":  intPtrValue(c.SummaryCoverageLastLaneEventOrdinal),
-		"context_lane_event_ordinal_high_watermark": c.ContextLaneEventOrdinalHighWatermark,
-		"semantic":                  c.semanticValue(),
-		"semantic_hash":             stringOrNil(c.SemanticHash),
-		"rehydration_state":         c.RehydrationState.Data,
-		"rehydration_state_hash":    c.RehydrationState.Hash,
-		"provider_connection_id":    c.ProviderConnectionID,
-		"destination_identity_hash": c.DestinationIdentityHash,
-		"accounting_method":         c.AccountingMethod,
-		"accounting_counter":        c.AccountingCounter,
-		"accounting_version":        c.AccountingVersion,
-		"accounting_profile_hash":   stringOrNil(c.AccountingProfileHash),
-		"category_bytes":            nonNilCategories(c.CategoryBytes),
-		"category_tokens":           nonNilCategories(c.CategoryTokens),
-		"tokens_before":             c.TokensBefore,
-		"tokens_after":              c.TokensAfter,
-		"tokens_reclaimed":          c.TokensReclaimed,
-		"retained_event_ids":        stringsOrEmpty(c.RetainedEventIDs),
-		"projection_manifest":       manifest,
-		"provider_usage":            usage,
-		"validation_status":         c.ValidationStatus,
-		"created_at":                c.CreatedAt,
-	}
-}
-
-// MarshalJSON encodes ToMap canonically: the checkpoint as stored.
-func (c Checkpoint) MarshalJSON() ([]byte, error) {
-	body, _, err := c.EncodeAndHash()
-	return body, err
-}
-
-// UnmarshalJSON decodes a stored checkpoint. rehydration_state and
-// provider_usage are read by the canonical decoder, so that ToMap and
-// Hash of the result give back the stored bytes and checkpoint_hash.
-func (c *Checkpoint) UnmarshalJSON(data []byte) error {
-	type fields Checkpoint // without these methods, so the decode is encoding/json's
-	var w struct {
-		*fields
-		RehydrationState     json.RawMessage `json:"rehydration_state"`
-		RehydrationStateHash string          `json:"rehydration_state_hash"`
-		ProviderUsage        json.RawMessage `json:"provider_usage"`
-	}
-	w.fields = (*fields)(c)
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
-	}
-	state, err := decodeVerbatim(w.RehydrationState)
-	if err != nil {
-		return err
-	}
-	object, _ := state.(map[string]any)
-	c.RehydrationState = RehydrationState{Data: object, Hash: w.RehydrationStateHash}
-	usage, err := decodeVerbatim(w.ProviderUsage)
-	c.ProviderUsage, _ = usage.([]any)
-	return err
-}
-
-// decodeVerbatim decodes a member that is not Go-typed; absent is null.
-func decodeVerbatim(raw json.RawMessage) (any, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	return canonical.Decode(raw)
-}
-
-func nonNilCategories(c map[string]int64) map[string]int64 {
-	if c == nil {
-		return map[string]int64{}
-	}
-	return c
-}
-
-// Hash is the checkpoint_hash (docs/canonical-json.md, "Worked example:
-// checkpoint_hash"): the canonical hash of the
-// persistence map without created_at, so a re-run of the same request at
-// another time has the same hash.
-func (c *Checkpoint) Hash() (string, error) {
-	m := c.ToMap()
-	delete(m, "created_at")
-	h, err := canonical.Hash(m)
-	if err != nil {
-		return "", errcode.Wrap(errcode.Internal, "checkpoint is not canonical JSON", err)
-	}
-	return h, nil
-}
-
-// EncodeAndHash returns the canonical encoding of the persistence map and
-// Hash's value, from one encoding of the map.
-func (c *Checkpoint) EncodeAndHash() ([]byte, string, error) {
-	body, h, err := canonical.EncodeHashWithout(c.ToMap(), "created_at")
-	if err != nil {
-		return nil, "", errcode.Wrap(errcode.Internal, "checkpoint is not canonical JSON", err)
-	}
-	return body, h, nil
-}
 
 // formatCreatedAt is the checkpoint timestamp: UTC, whole seconds, Z.
 func formatCreatedAt(now time.Time) string {
@@ -250,7 +20,7 @@ func formatCreatedAt(now time.Time) string {
 type Result struct {
 	Status string
 	// Checkpoint is nil for skipped.
-	Checkpoint         *Checkpoint
+	Checkpoint         *events.Checkpoint
 	TokensBefore       int64
 	TokensAfter        int64
 	TokensReclaimed    int64
@@ -258,7 +28,7 @@ type Result struct {
 	RetainedEventCount int
 	// RetainedEvents are the events the next provider request carries after
 	// the checkpoint (projected for pruned, verbatim tail for compacted).
-	RetainedEvents []InputEvent
+	RetainedEvents []events.InputEvent
 	// ArtifactIDs are the unique artifact ids of all source events, first seen first.
 	ArtifactIDs []string
 	// Suppression is the reason of a skipped result.
@@ -269,7 +39,7 @@ type Result struct {
 	// units (rebased and with new tokens observed). Persist
 	// it for a skipped result; after activating a checkpoint persist
 	// State.RecordSuccess(...) instead. Not part of the wire form.
-	State State
+	State events.AntiThrash
 }
 
 // Map returns the Result as `processor compact` prints it:
@@ -278,7 +48,7 @@ type Result struct {
 func (r *Result) Map() map[string]any {
 	var checkpoint any
 	if r.Checkpoint != nil {
-		checkpoint = r.Checkpoint.ToMap()
+		checkpoint = r.Checkpoint.Map()
 	}
 	retained := make([]string, len(r.RetainedEvents))
 	for i, e := range r.RetainedEvents {
@@ -306,7 +76,7 @@ func (r *Result) Map() map[string]any {
 }
 
 // usageValue is the canonical form of one summarizer call's usage.
-func usageValue(u *Usage) map[string]any {
+func usageValue(u *events.Usage) map[string]any {
 	m := map[string]any{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens}
 	if u.CachedTokens != 0 {
 		m["cached_tokens"] = u.CachedTokens

@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/redact"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // Compact runs the compaction algorithm of docs/request.md ("How Cairn
@@ -40,9 +42,9 @@ func CompactCounting(ctx context.Context, req *Request, s Summarizer, now time.T
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	if req.Policy.Mode != ModePortable {
+	if req.Policy.Mode != events.ModePortable {
 		return nil, errcode.Field(errcode.NativeUnsupported, "provider-native compaction is not implemented by this engine",
-			"policy.mode", "supported").With("value", req.Policy.Mode).With("expected", []any{ModePortable})
+			"policy.mode", "supported").With("value", req.Policy.Mode).With("expected", []any{events.ModePortable})
 	}
 	renderer, err := RendererFor(req.Render)
 	if err != nil {
@@ -61,7 +63,7 @@ func CompactCounting(ctx context.Context, req *Request, s Summarizer, now time.T
 type compaction struct {
 	ctx        context.Context
 	req        *Request
-	policy     Policy
+	policy     events.Policy
 	summarizer Summarizer
 	renderer   Renderer
 	now        time.Time
@@ -69,10 +71,10 @@ type compaction struct {
 
 	before   *ContextBudget
 	limit    int64
-	state    State        // rebased anti-thrash state
-	prefix   []InputEvent // original (unprojected) older events
-	tail     []InputEvent
-	manifest []ManifestEntry
+	state    events.AntiThrash   // rebased anti-thrash state
+	prefix   []events.InputEvent // original (unprojected) older events
+	tail     []events.InputEvent
+	manifest []events.ManifestEntry
 
 	// views are the canonical views of req.Events, encoded on first use;
 	// projected marks the prefix events projection replaced, whose views
@@ -196,7 +198,7 @@ func (c *compaction) laterBudget(r Rendered) (*ContextBudget, error) {
 // records new tokens, and returns why an automatic request must be skipped
 // (docs/request.md, "When Cairn skips an auto request"), or "".
 func (c *compaction) suppression() (string, error) {
-	state, err := c.req.AntiThrash.RebaseAccounting(AccountingIdentity{
+	state, err := c.req.AntiThrash.RebaseAccounting(events.AccountingIdentity{
 		Method: c.before.Method, Version: c.before.Version, ProfileHash: c.before.ProfileHash,
 	})
 	if err != nil {
@@ -208,14 +210,14 @@ func (c *compaction) suppression() (string, error) {
 		}
 	}
 	c.state = state
-	if c.req.Trigger != TriggerAuto || c.req.StructuralPressure {
+	if c.req.Trigger != events.TriggerAuto || c.req.StructuralPressure {
 		return "", nil
 	}
 	if reason := state.AutoSuppression(c.policy); reason != "" {
 		return reason, nil
 	}
 	if c.before.EstimatedTokens < c.before.TriggerTokens {
-		return SuppressionBelowTrigger, nil
+		return events.SkipBelowTrigger, nil
 	}
 	return "", nil
 }
@@ -242,11 +244,11 @@ func (c *compaction) tailBudget() int64 {
 
 // tryPrune returns a pruned Result when projection alone releases enough
 // (docs/request.md, "Tool output projection"), else nil.
-func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
+func (c *compaction) tryPrune(projectedPrefix []events.InputEvent) (*Result, error) {
 	if len(c.manifest) == 0 || c.pruneCannotReclaim() {
 		return nil, nil
 	}
-	projected := make([]InputEvent, 0, len(c.req.Events))
+	projected := make([]events.InputEvent, 0, len(c.req.Events))
 	projected = append(append(projected, projectedPrefix...), c.tail...)
 	after, err := c.measure(c.req.PreviousSemantic, projected, 0, c.laterBudget)
 	if err != nil {
@@ -258,11 +260,11 @@ func (c *compaction) tryPrune(projectedPrefix []InputEvent) (*Result, error) {
 	}
 	// Cairn carries the previous semantic forward so activating a pruned
 	// checkpoint never loses the earlier summary.
-	cp, err := c.checkpoint(RepresentationPruned, c.req.PreviousSemantic, projected, nil, after, nil)
+	cp, err := c.checkpoint(events.RepresentationPruned, c.req.PreviousSemantic, projected, nil, after, nil)
 	if err != nil {
 		return nil, err
 	}
-	return c.result(StatusPruned, cp, projected, after, nil), nil
+	return c.result(events.StatusPruned, cp, projected, after, nil), nil
 }
 
 // pruneCannotReclaim reports whether no projected lane can reclaim
@@ -297,8 +299,8 @@ func (c *compaction) outputAllowance() (output, input int64, err error) {
 // maximum_hierarchical_summary_calls chunks that each fit the input budget
 // (docs/request.md, "Summaries and effectiveness"). Once over the limit it
 // goes on counting, so the failure says how many calls the history needs.
-func (c *compaction) chunk(prefix []InputEvent, inputBudget int64) ([][]InputEvent, error) {
-	var chunks [][]InputEvent
+func (c *compaction) chunk(prefix []events.InputEvent, inputBudget int64) ([][]events.InputEvent, error) {
+	var chunks [][]events.InputEvent
 	start, total, needed := 0, int64(0), int64(0)
 	limit := c.policy.MaximumHierarchicalSummaryCalls
 	for i := range prefix {
@@ -335,7 +337,7 @@ func (c *compaction) chunk(prefix []InputEvent, inputBudget int64) ([][]InputEve
 	return chunks, nil
 }
 
-func (c *compaction) summarizeAndCheck(projectedPrefix []InputEvent) (*Result, error) {
+func (c *compaction) summarizeAndCheck(projectedPrefix []events.InputEvent) (*Result, error) {
 	outputTokens, inputBudget, err := c.outputAllowance()
 	if err != nil {
 		return nil, err
@@ -363,15 +365,15 @@ func (c *compaction) summarizeAndCheck(projectedPrefix []InputEvent) (*Result, e
 	if err := c.checkEffective(after); err != nil {
 		return nil, err
 	}
-	var lastCut *InputEvent
+	var lastCut *events.InputEvent
 	if len(c.prefix) > 0 {
 		lastCut = &c.prefix[len(c.prefix)-1]
 	}
-	cp, err := c.checkpoint(RepresentationPortable, sem, c.tail, lastCut, after, usage)
+	cp, err := c.checkpoint(events.RepresentationPortable, sem, c.tail, lastCut, after, usage)
 	if err != nil {
 		return nil, err
 	}
-	return c.result(StatusCompacted, cp, c.tail, after, usage), nil
+	return c.result(events.StatusCompacted, cp, c.tail, after, usage), nil
 }
 
 // checkTailAlone handles a lane where nothing older than the protected tail
@@ -438,7 +440,7 @@ func (c *compaction) checkEffective(after *ContextBudget) error {
 // previous call's semantic (docs/request.md, "Summaries and
 // effectiveness"). It returns the final semantic and the provider usage
 // list.
-func (c *compaction) summarizeChunks(chunks [][]InputEvent, outputTokens int64) (*semantic.Semantic, []any, error) {
+func (c *compaction) summarizeChunks(chunks [][]events.InputEvent, outputTokens int64) (*semantic.Semantic, []any, error) {
 	previous := c.req.PreviousSemantic
 	usages := []any{}
 	repairsLeft := c.policy.MaximumSchemaRepairs
@@ -472,14 +474,14 @@ func (c *compaction) summarizeChunks(chunks [][]InputEvent, outputTokens int64) 
 	return previous, usages, nil
 }
 
-func sourceEvent(e InputEvent) semantic.SourceEvent {
+func sourceEvent(e events.InputEvent) semantic.SourceEvent {
 	return semantic.SourceEvent{EventID: e.EventID, Role: e.Role, Content: e.Content, ChatSeq: e.ChatSeq, ArtifactIDs: e.ArtifactIDs}
 }
 
-func (c *compaction) payload(previous *semantic.Semantic, chunk []InputEvent, coverage semantic.Coverage, outputTokens int64) Payload {
+func (c *compaction) payload(previous *semantic.Semantic, chunk []events.InputEvent, coverage semantic.Coverage, outputTokens int64) Payload {
 	views := make([]EventView, len(chunk))
 	for i := range chunk {
-		views[i] = chunk[i].View()
+		views[i] = View(chunk[i])
 	}
 	return Payload{
 		SchemaVersion:       PayloadSchemaVersion,
@@ -520,7 +522,7 @@ func (c *compaction) summarizeOne(p Payload, src semantic.Sources, canRepair boo
 		return nil, nil, false, verr
 	}
 	usages := []any{}
-	for _, u := range []*Usage{first.Usage, second.Usage} {
+	for _, u := range []*events.Usage{first.Usage, second.Usage} {
 		if u != nil {
 			usages = append(usages, usageValue(u))
 		}
@@ -624,9 +626,9 @@ func redactSemantic(sem *semantic.Semantic) (*semantic.Semantic, error) {
 // which must not keep the bytes. The engine renders canonical_v1 itself
 // from the lane's views, after them or into a pooled buffer reused once
 // measured, since budgets keep only counts.
-func (c *compaction) measure(sem *semantic.Semantic, events []InputEvent, first int,
+func (c *compaction) measure(sem *semantic.Semantic, laneEvents []events.InputEvent, first int,
 	budget func(Rendered) (*ContextBudget, error)) (*ContextBudget, error) {
-	r, pooled, err := c.render(sem, events, first)
+	r, pooled, err := c.render(sem, laneEvents, first)
 	if err != nil {
 		return nil, err
 	}
@@ -639,16 +641,16 @@ func (c *compaction) measure(sem *semantic.Semantic, events []InputEvent, first 
 
 // render calls the renderer, typing its failures. pooled is the pooled
 // buffer holding r.Bytes when the engine rendered canonical_v1 itself.
-func (c *compaction) render(sem *semantic.Semantic, events []InputEvent, first int) (r Rendered, pooled *[]byte, err error) {
+func (c *compaction) render(sem *semantic.Semantic, laneEvents []events.InputEvent, first int) (r Rendered, pooled *[]byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			r, pooled, err = Rendered{}, nil, c.renderError("context renderer raised", "panic").With("panic", fmt.Sprint(p))
 		}
 	}()
 	if _, ok := c.renderer.(canonicalRenderer); ok {
-		return c.renderCanonical(sem, events, first)
+		return c.renderCanonical(sem, laneEvents, first)
 	}
-	r, err = c.renderer.Render(sem, events)
+	r, err = c.renderer.Render(sem, laneEvents)
 	if err != nil {
 		if errcode.As(err) != nil {
 			return Rendered{}, nil, err
@@ -674,12 +676,12 @@ func (c *compaction) renderError(message, rule string) *errcode.Error {
 
 // renderCanonical renders canonical_v1 from the lane's views: the whole
 // unprojected lane in place after them, other lanes into a pooled buffer.
-func (c *compaction) renderCanonical(sem *semantic.Semantic, events []InputEvent, first int) (Rendered, *[]byte, error) {
+func (c *compaction) renderCanonical(sem *semantic.Semantic, laneEvents []events.InputEvent, first int) (Rendered, *[]byte, error) {
 	enc, err := c.encodeSemantic(sem)
 	if err != nil {
 		return Rendered{}, nil, renderFailure(err)
 	}
-	if first == 0 && len(events) == len(c.req.Events) && c.projected == nil {
+	if first == 0 && len(laneEvents) == len(c.req.Events) && c.projected == nil {
 		if r, ok := c.laneViews().renderInPlace(enc); ok {
 			if c.counts != nil {
 				r.views = c.views.spans()
@@ -690,18 +692,18 @@ func (c *compaction) renderCanonical(sem *semantic.Semantic, events []InputEvent
 	bp := renderBuffers.get()
 	var views []viewSpan
 	if c.counts != nil { // the views' token counts are wanted
-		views = make([]viewSpan, len(events))
+		views = make([]viewSpan, len(laneEvents))
 	}
-	b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(events)), enc, len(events),
+	b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(laneEvents)), enc, len(laneEvents),
 		func(dst []byte, j int) ([]byte, error) {
 			start := len(dst)
-			dst, marks, err := c.appendEventView(dst, &events[j], first+j)
+			dst, marks, err := c.appendEventView(dst, &laneEvents[j], first+j)
 			if views != nil {
 				index, copyOf := first+j, -1
 				if c.isProjected(index) {
 					index, copyOf = -1, index
 				}
-				views[j] = viewSpan{start: start, end: len(dst), event: &events[j], index: index, copyOf: copyOf, marks: marks}
+				views[j] = viewSpan{start: start, end: len(dst), event: &laneEvents[j], index: index, copyOf: copyOf, marks: marks}
 			}
 			return dst, err
 		})
@@ -734,7 +736,7 @@ func (c *compaction) isProjected(i int) bool { return i < len(c.projected) && c.
 // appendEventView appends the canonical view of e, the lane's event i as
 // this compaction holds it, and the view's marks: its encoded view unless
 // projection replaced it.
-func (c *compaction) appendEventView(dst []byte, e *InputEvent, i int) ([]byte, viewMarks, error) {
+func (c *compaction) appendEventView(dst []byte, e *events.InputEvent, i int) ([]byte, viewMarks, error) {
 	var marks viewMarks
 	if c.isProjected(i) {
 		dst, err := appendMarkedView(dst, e, &marks)
@@ -759,11 +761,11 @@ func (c *compaction) laneView(i int) ([]byte, viewMarks) {
 	return view, lv.marks[i]
 }
 
-// eventTokens is e.EstimatedTokens() for e, the lane's event i as this
+// eventTokens is EstimatedTokens(*e) for e, the lane's event i as this
 // compaction holds it, measured from its encoded view unless projected.
-func (c *compaction) eventTokens(e *InputEvent, i int) (int64, error) {
+func (c *compaction) eventTokens(e *events.InputEvent, i int) (int64, error) {
 	if e.TokenCount != nil && *e.TokenCount >= 0 || c.isProjected(i) {
-		return e.EstimatedTokens()
+		return EstimatedTokens(*e)
 	}
 	view, err := c.laneViews().view(i)
 	if err != nil {
@@ -775,7 +777,7 @@ func (c *compaction) eventTokens(e *InputEvent, i int) (int64, error) {
 // projectedFlags marks the prefix events that manifest, which lists them
 // in lane order and by their unique ids, records as projected; nil when
 // none is.
-func projectedFlags(prefix []InputEvent, manifest []ManifestEntry) []bool {
+func projectedFlags(prefix []events.InputEvent, manifest []events.ManifestEntry) []bool {
 	if len(manifest) == 0 {
 		return nil
 	}
@@ -792,11 +794,11 @@ func projectedFlags(prefix []InputEvent, manifest []ManifestEntry) []bool {
 
 // checkpoint builds the candidate checkpoint (subjects.md, Events). lastCut is the
 // newest summarized event, or nil when nothing was cut.
-func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, retained []InputEvent,
-	lastCut *InputEvent, after *ContextBudget, usage []any) (*Checkpoint, error) {
-	events := c.req.Events
-	first, last := events[0], events[len(events)-1]
-	cp := &Checkpoint{
+func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, retained []events.InputEvent,
+	lastCut *events.InputEvent, after *ContextBudget, usage []any) (*events.Checkpoint, error) {
+	laneEvents := c.req.Events
+	first, last := laneEvents[0], laneEvents[len(laneEvents)-1]
+	cp := &events.Checkpoint{
 		CheckpointID:                         c.req.RequestID,
 		ParentCheckpointID:                   c.req.ParentCheckpointID,
 		ThreadID:                             c.req.ThreadID,
@@ -806,9 +808,9 @@ func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, r
 		CheckpointNamespace:                  c.req.CheckpointNamespace,
 		Trigger:                              c.req.Trigger,
 		Representation:                       representation,
-		SourceChatSeqRange:                   Range{First: first.ChatSeq, Last: last.ChatSeq},
+		SourceChatSeqRange:                   events.Range{First: first.ChatSeq, Last: last.ChatSeq},
 		ContextChatSeqHighWatermark:          last.ChatSeq,
-		SourceLaneEventOrdinalRange:          Range{First: first.LaneEventOrdinal, Last: last.LaneEventOrdinal},
+		SourceLaneEventOrdinalRange:          events.Range{First: first.LaneEventOrdinal, Last: last.LaneEventOrdinal},
 		ContextLaneEventOrdinalHighWatermark: last.LaneEventOrdinal,
 		Semantic:                             sem,
 		RehydrationState:                     c.req.RehydrationState,
@@ -826,11 +828,11 @@ func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, r
 		RetainedEventIDs:                     eventIDs(retained),
 		ProjectionManifest:                   c.manifest,
 		ProviderUsage:                        usage,
-		ValidationStatus:                     ValidationStatusValid,
+		ValidationStatus:                     events.ValidationStatusValid,
 		CreatedAt:                            formatCreatedAt(c.now),
 	}
 	if cp.ProjectionManifest == nil {
-		cp.ProjectionManifest = []ManifestEntry{}
+		cp.ProjectionManifest = []events.ManifestEntry{}
 	}
 	switch {
 	case lastCut != nil:
@@ -849,12 +851,12 @@ func (c *compaction) checkpoint(representation string, sem *semantic.Semantic, r
 		}
 		h := canonical.HashBytes(enc)
 		cp.SemanticHash = &h
-		cp.semanticEncoding = encodedSemantic{sem: sem, enc: enc}
+		cp.ReuseSemanticEncoding(enc)
 	}
 	return cp, nil
 }
 
-func (c *compaction) result(status string, cp *Checkpoint, retained []InputEvent, after *ContextBudget, usage []any) *Result {
+func (c *compaction) result(status string, cp *events.Checkpoint, retained []events.InputEvent, after *ContextBudget, usage []any) *Result {
 	return &Result{
 		Status:             status,
 		Checkpoint:         cp,
@@ -870,18 +872,18 @@ func (c *compaction) result(status string, cp *Checkpoint, retained []InputEvent
 	}
 }
 
-func eventIDs(events []InputEvent) []string {
-	ids := make([]string, len(events))
-	for i, e := range events {
+func eventIDs(laneEvents []events.InputEvent) []string {
+	ids := make([]string, len(laneEvents))
+	for i, e := range laneEvents {
 		ids[i] = e.EventID
 	}
 	return ids
 }
 
-func uniqueArtifactIDs(events []InputEvent) []string {
+func uniqueArtifactIDs(laneEvents []events.InputEvent) []string {
 	seen := map[string]bool{}
 	ids := []string{}
-	for _, e := range events {
+	for _, e := range laneEvents {
 		for _, id := range e.ArtifactIDs {
 			if !seen[id] {
 				seen[id] = true

@@ -7,20 +7,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // randomRequest turns a random lane into a valid request: sealed events,
 // some large tool outputs (most with an artifact), a random window.
 func randomRequest(t *testing.T, r *rand.Rand) *Request {
-	events, active := randomLane(r)
-	for i := range events {
-		e := &events[i]
+	laneEvents, active := randomLane(r)
+	for i := range laneEvents {
+		e := &laneEvents[i]
 		e.EventID = fmt.Sprintf("0190aaaa-0000-7000-8000-%012d", e.LaneEventOrdinal)
 		e.RunAgentID = "agent-1"
 		size := 1 + r.IntN(400)
-		if e.Role == RoleTool && r.IntN(4) == 0 {
+		if e.Role == events.RoleTool && r.IntN(4) == 0 {
 			size = 2049 + r.IntN(8000)
 			if r.IntN(6) > 0 {
 				e.ArtifactIDs = []string{fmt.Sprintf("0190bbbb-0000-7000-8000-%012d", e.LaneEventOrdinal)}
@@ -36,14 +38,14 @@ func randomRequest(t *testing.T, r *rand.Rand) *Request {
 		active[i] = fmt.Sprintf("0190aaaa-0000-7000-8000-%012s", strings.TrimPrefix(active[i], "e"))
 	}
 	req := fixtureRequest(t)
-	req.Events, req.ActiveInputEventIDs = events, active
+	req.Events, req.ActiveInputEventIDs = laneEvents, active
 	req.RenderedRequestBytes = nil
 	req.ModelProfile.MaxInputTokens = ptr(int64(6_000 + r.IntN(40_000)))
 	req.Policy.RecentTailMinTokens, req.Policy.RecentTailMaxTokens = 200, 2_000
 	req.Policy.MinimumPruneReclaimTokens = int64(1 + r.IntN(5_000))
 	req.Policy.MaximumHierarchicalSummaryCalls = int64(1 + r.IntN(3))
 	if r.IntN(3) == 0 {
-		req.Trigger = TriggerAuto
+		req.Trigger = events.TriggerAuto
 	}
 	return req
 }
@@ -78,7 +80,7 @@ func TestCompactProperties(t *testing.T) {
 		checkResultShape(t, iter, req, res)
 	}
 	t.Logf("outcomes: %v", statuses)
-	if statuses[StatusCompacted] == 0 || statuses[StatusPruned] == 0 || statuses[StatusSkipped] == 0 {
+	if statuses[events.StatusCompacted] == 0 || statuses[events.StatusPruned] == 0 || statuses[StatusSkipped] == 0 {
 		t.Fatalf("random requests do not reach every status: %v", statuses)
 	}
 }
@@ -87,11 +89,11 @@ func checkResultShape(t *testing.T, iter int, req *Request, res *Result) {
 	t.Helper()
 	limit, _ := req.ModelProfile.EffectiveInputLimit(0)
 	switch res.Status {
-	case StatusCompacted:
+	case events.StatusCompacted:
 		if res.TokensAfter > floorRatio(limit, req.Policy.PostCompactionTargetRatio) {
 			t.Fatalf("iteration %d: compacted to %d, above the target", iter, res.TokensAfter)
 		}
-	case StatusPruned:
+	case events.StatusPruned:
 		if res.TokensAfter > floorRatio(limit, req.Policy.PruneReleaseRatio) || len(res.RetainedEvents) != len(req.Events) {
 			t.Fatalf("iteration %d: pruned to %d with %d events", iter, res.TokensAfter, len(res.RetainedEvents))
 		}
@@ -104,9 +106,9 @@ func checkResultShape(t *testing.T, iter int, req *Request, res *Result) {
 			t.Fatalf("iteration %d: retained events are not a suffix", iter)
 		}
 	}
-	if res.RetainedEvents[0].Role == RoleTool {
+	if res.RetainedEvents[0].Role == events.RoleTool {
 		for _, e := range req.Events[:offset] {
-			if e.Role != RoleTool {
+			if e.Role != events.RoleTool {
 				t.Fatalf("iteration %d: tail starts with a tool result", iter)
 			}
 		}

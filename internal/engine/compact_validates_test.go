@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/events"
 )
 
 // decodedFixture decodes the fixture request, whose tool event carries a
@@ -15,7 +16,7 @@ import (
 func decodedFixture(t testing.TB) *Request {
 	t.Helper()
 	built := fixtureRequest(t)
-	built.Events[1] = event(t, 2, RoleTool, strings.Repeat("t", 6000), withTool(map[string]any{
+	built.Events[1] = event(t, 2, events.RoleTool, strings.Repeat("t", 6000), withTool(map[string]any{
 		"call_id": "call-1", "name": "test", "status": "success",
 		"args": map[string]any{"n": int64(3), "flags": []any{true, nil, "x", canonicalNumber("1.5")}},
 	}), withArtifacts(artifactID(1)))

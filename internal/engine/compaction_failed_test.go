@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // A panic inside the engine itself (here a CountCache not made by

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // Conformance cases CT-01..CT-19.
@@ -17,16 +19,16 @@ func TestCT01PortableCompactionKeepsSafeTail(t *testing.T) {
 	req := fixtureRequest(t)
 	res := mustCompact(t, req, validSummarizer())
 	cp := res.Checkpoint
-	if res.Status != StatusCompacted || cp.CheckpointID != req.RequestID {
+	if res.Status != events.StatusCompacted || cp.CheckpointID != req.RequestID {
 		t.Fatalf("status %s checkpoint %s", res.Status, cp.CheckpointID)
 	}
 	if res.TokensAfter >= res.TokensBefore {
 		t.Fatalf("tokens_after %d not below tokens_before %d", res.TokensAfter, res.TokensBefore)
 	}
-	if cp.Representation != RepresentationPortable || cp.ToMap()["accounting_method"] != MethodConservativeUTF8 {
-		t.Fatalf("representation %s method %v", cp.Representation, cp.ToMap()["accounting_method"])
+	if cp.Representation != events.RepresentationPortable || cp.Map()["accounting_method"] != events.MethodConservativeUTF8 {
+		t.Fatalf("representation %s method %v", cp.Representation, cp.Map()["accounting_method"])
 	}
-	if cp.Semantic == nil || res.RetainedEvents[0].Role == RoleTool {
+	if cp.Semantic == nil || res.RetainedEvents[0].Role == events.RoleTool {
 		t.Fatalf("semantic %v first retained role %s", cp.Semantic, res.RetainedEvents[0].Role)
 	}
 	if cp.SummaryCoverageLastChatSeq == nil || *cp.SummaryCoverageLastChatSeq != 2 {
@@ -48,7 +50,7 @@ func TestCT02ProviderUsageFloorsOnlyTheMeasuredRequest(t *testing.T) {
 	req := fixtureRequest(t)
 	req.Accounting.ReportedInputTokens = 19_500
 	res := mustCompact(t, req, validSummarizer())
-	if res.Status != StatusCompacted || res.TokensBefore != 19_500 || res.TokensAfter >= res.TokensBefore {
+	if res.Status != events.StatusCompacted || res.TokensBefore != 19_500 || res.TokensAfter >= res.TokensBefore {
 		t.Fatalf("status %s before %d after %d", res.Status, res.TokensBefore, res.TokensAfter)
 	}
 }
@@ -63,7 +65,7 @@ func TestCT03InvalidOutputIsRepairedOnceWithoutMutatingEvents(t *testing.T) {
 		return Summary{Output: fixtureSemantic(p)}, nil
 	}}
 	res := mustCompact(t, req, s)
-	if res.Status != StatusCompacted || s.calls() != 2 {
+	if res.Status != events.StatusCompacted || s.calls() != 2 {
 		t.Fatalf("status %s calls %d", res.Status, s.calls())
 	}
 	if s.payloads[1].Repair == nil || s.payloads[0].Repair != nil {
@@ -82,9 +84,9 @@ func TestCT03InvalidOutputIsRepairedOnceWithoutMutatingEvents(t *testing.T) {
 	}
 }
 
-func eventMaps(events []InputEvent) []any {
-	out := make([]any, len(events))
-	for i, e := range events {
+func eventMaps(laneEvents []events.InputEvent) []any {
+	out := make([]any, len(laneEvents))
+	for i, e := range laneEvents {
 		out[i] = e.Map()
 	}
 	return out
@@ -96,13 +98,13 @@ func secondGeneration(t *testing.T, first *Result) *Request {
 	req.RequestID = uuid7(101)
 	req.ParentCheckpointID = ptr(first.Checkpoint.CheckpointID)
 	req.PreviousSemantic = first.Checkpoint.Semantic
-	req.Events = []InputEvent{
-		event(t, 7, RoleUser, "now add the retry"),
-		event(t, 8, RoleTool, strings.Repeat("y", 9000),
+	req.Events = []events.InputEvent{
+		event(t, 7, events.RoleUser, "now add the retry"),
+		event(t, 8, events.RoleTool, strings.Repeat("y", 9000),
 			withTool(map[string]any{"call_id": "call-2", "name": "test", "status": "success"}),
 			withArtifacts(artifactID(2))),
-		event(t, 9, RoleUser, "and document it"),
-		event(t, 10, RoleAssistant, "done"),
+		event(t, 9, events.RoleUser, "and document it"),
+		event(t, 10, events.RoleAssistant, "done"),
 	}
 	req.ActiveInputEventIDs = []string{uuid7(10)}
 	return req
@@ -110,10 +112,10 @@ func secondGeneration(t *testing.T, first *Result) *Request {
 
 func TestCT04LaterCompactionKeepsParentAndLineage(t *testing.T) {
 	first := mustCompact(t, fixtureRequest(t), validSummarizer())
-	firstMap, _ := canonical.Encode(first.Checkpoint.ToMap())
+	firstMap, _ := canonical.Encode(first.Checkpoint.Map())
 	s := validSummarizer()
 	second := mustCompact(t, secondGeneration(t, first), s)
-	if second.Status != StatusCompacted {
+	if second.Status != events.StatusCompacted {
 		t.Fatalf("status %s", second.Status)
 	}
 	if p := second.Checkpoint.ParentCheckpointID; p == nil || *p != first.Checkpoint.CheckpointID {
@@ -124,21 +126,21 @@ func TestCT04LaterCompactionKeepsParentAndLineage(t *testing.T) {
 	if s.calls() != 0 || second.Checkpoint.Semantic.Coverage != first.Checkpoint.Semantic.Coverage {
 		t.Fatalf("calls %d coverage %+v", s.calls(), second.Checkpoint.Semantic.Coverage)
 	}
-	if again, _ := canonical.Encode(first.Checkpoint.ToMap()); string(again) != string(firstMap) {
+	if again, _ := canonical.Encode(first.Checkpoint.Map()); string(again) != string(firstMap) {
 		t.Fatal("first checkpoint changed")
 	}
 }
 
 func TestCT05AutoBelowTriggerIsSkipped(t *testing.T) {
 	req := fixtureRequest(t)
-	req.Trigger = TriggerAuto
+	req.Trigger = events.TriggerAuto
 	req.RenderedRequestBytes = ptr(int64(len("small")))
 	s := validSummarizer()
 	res := mustCompact(t, req, s)
-	if res.Status != StatusSkipped || res.Suppression != SuppressionBelowTrigger || s.calls() != 0 {
+	if res.Status != StatusSkipped || res.Suppression != events.SkipBelowTrigger || s.calls() != 0 {
 		t.Fatalf("status %s suppression %s calls %d", res.Status, res.Suppression, s.calls())
 	}
-	if res.Map()["provider_usage"].(map[string]any)["suppression"] != SuppressionBelowTrigger {
+	if res.Map()["provider_usage"].(map[string]any)["suppression"] != events.SkipBelowTrigger {
 		t.Fatalf("provider_usage %v", res.Map()["provider_usage"])
 	}
 	if res.TokensAfter != res.TokensBefore || res.TokensReclaimed != 0 || res.RetainedEventCount != 6 {
@@ -148,12 +150,12 @@ func TestCT05AutoBelowTriggerIsSkipped(t *testing.T) {
 
 func TestCT06StructuralPressureIgnoresTheTrigger(t *testing.T) {
 	req := fixtureRequest(t)
-	req.Trigger = TriggerAuto
+	req.Trigger = events.TriggerAuto
 	req.StructuralPressure = true
 	req.RenderedRequestBytes = ptr(int64(10_000))
 	s := validSummarizer()
 	res := mustCompact(t, req, s)
-	if res.Status != StatusCompacted || s.calls() < 1 {
+	if res.Status != events.StatusCompacted || s.calls() < 1 {
 		t.Fatalf("status %s calls %d", res.Status, s.calls())
 	}
 }
@@ -175,7 +177,7 @@ func TestCT07ArtifactCitationsNeedHostProvenance(t *testing.T) {
 
 func TestCT08LargeProjectionNeedsDurableArtifact(t *testing.T) {
 	req := fixtureRequest(t)
-	req.Events[1] = event(t, 2, RoleTool, strings.Repeat("t", 6000),
+	req.Events[1] = event(t, 2, events.RoleTool, strings.Repeat("t", 6000),
 		withTool(map[string]any{"call_id": "call-1", "name": "test", "status": "success"}))
 	s := validSummarizer()
 	_, err := Compact(context.Background(), req, s, fixedNow)
@@ -186,7 +188,7 @@ func TestCT08LargeProjectionNeedsDurableArtifact(t *testing.T) {
 }
 
 func TestCT09StateAcceptsPersistedJSON(t *testing.T) {
-	var s State
+	var s events.AntiThrash
 	err := s.UnmarshalJSON([]byte(`{"successful_auto_compactions":1,"last_compaction_lane_event_ordinal":null,
 		"last_compaction_tokens_after":null,"new_tokens_since_compaction":0,"overflow_retry_used":true,
 		"consecutive_ineffective_compactions":0,"cancellation_pending":false,"accounting_method":null,
@@ -195,33 +197,33 @@ func TestCT09StateAcceptsPersistedJSON(t *testing.T) {
 		t.Fatalf("state %+v err %v", s, err)
 	}
 	round, _ := s.MarshalJSON()
-	var again State
+	var again events.AntiThrash
 	if err := again.UnmarshalJSON(round); err != nil || again.SuccessfulAutoCompactions != 1 || !again.OverflowRetryUsed {
 		t.Fatalf("round trip %s: %+v %v", round, again, err)
 	}
 }
 
 func TestCT10PolicyAcceptsPersistedJSON(t *testing.T) {
-	persisted, _ := canonical.Encode(mustPlain(DefaultPolicy()))
-	var p Policy
-	if err := p.UnmarshalJSON(persisted); err != nil || p.Mode != ModePortable || p.Model != "current_task_model" {
+	persisted, _ := canonical.Encode(mustPlain(events.DefaultPolicy()))
+	var p events.Policy
+	if err := p.UnmarshalJSON(persisted); err != nil || p.Mode != events.ModePortable || p.Model != "current_task_model" {
 		t.Fatalf("policy %+v err %v", p, err)
 	}
 	for _, bad := range []string{`{"mode":"detached"}`, `{"model":null}`, `{"model":[]}`} {
-		var q Policy
+		var q events.Policy
 		wantCode(t, q.UnmarshalJSON([]byte(bad)), errcode.InvalidPolicy)
 	}
-	bad := DefaultPolicy()
+	bad := events.DefaultPolicy()
 	bad.Model = ""
 	wantCode(t, bad.Validate(), errcode.InvalidPolicy)
 }
 
 func TestCT11ClosedValuesRejectDuplicateFields(t *testing.T) {
-	var p Policy
+	var p events.Policy
 	wantCode(t, p.UnmarshalJSON([]byte(`{"version":1,"version":1}`)), errcode.InvalidPolicy)
-	var s State
+	var s events.AntiThrash
 	wantCode(t, s.UnmarshalJSON([]byte(`{"overflow_retry_used":true,"overflow_retry_used":true}`)), errcode.InvalidState)
-	var e InputEvent
+	var e events.InputEvent
 	wantCode(t, e.UnmarshalJSON([]byte(`{"event_id":"a","event_id":"a"}`)), errcode.InvalidEvent)
 	_, err := decodeOutput(`{"version":1,"version":1}`)
 	wantCode(t, err, errcode.InvalidSemantic)
@@ -233,21 +235,21 @@ func TestCT12RequestsRejectBadFocusAndDuplicateOrdinals(t *testing.T) {
 	wantCode(t, err, errcode.InvalidRequest)
 
 	req := fixtureRequest(t)
-	req.Events[1] = event(t, 2, RoleTool, strings.Repeat("t", 6000), withArtifacts(artifactID(1)),
-		func(e *InputEvent) { e.LaneEventOrdinal = 1 })
+	req.Events[1] = event(t, 2, events.RoleTool, strings.Repeat("t", 6000), withArtifacts(artifactID(1)),
+		func(e *events.InputEvent) { e.LaneEventOrdinal = 1 })
 	wantCode(t, req.Validate(), errcode.InvalidRequest)
 }
 
 func TestCT13StateAdvancesAutomaticAndOverflowEvidence(t *testing.T) {
-	s, err := State{}.ObserveNewTokens(12_000)
+	s, err := events.AntiThrash{}.ObserveNewTokens(12_000)
 	if err != nil || s.NewTokensSinceCompaction != 12_000 {
 		t.Fatalf("observe: %+v %v", s, err)
 	}
-	s, err = s.RecordSuccess(TriggerAuto, 9, 20_000)
+	s, err = s.RecordSuccess(events.TriggerAuto, 9, 20_000)
 	if err != nil || s.SuccessfulAutoCompactions != 1 || s.NewTokensSinceCompaction != 0 || *s.LastCompactionLaneEventOrdinal != 9 {
 		t.Fatalf("auto success: %+v %v", s, err)
 	}
-	s, err = s.RecordSuccess(TriggerOverflow, 12, 18_000)
+	s, err = s.RecordSuccess(events.TriggerOverflow, 12, 18_000)
 	if err != nil || !s.OverflowRetryUsed || s.SuccessfulAutoCompactions != 1 || *s.LastCompactionTokensAfter != 18_000 {
 		t.Fatalf("overflow success: %+v %v", s, err)
 	}
@@ -258,16 +260,16 @@ func TestCT13StateAdvancesAutomaticAndOverflowEvidence(t *testing.T) {
 }
 
 func TestCT14IdentityChangeResetsOnlyUnitDependentState(t *testing.T) {
-	s := State{
+	s := events.AntiThrash{
 		SuccessfulAutoCompactions: 2, LastCompactionLaneEventOrdinal: ptr(int64(9)), LastCompactionTokensAfter: ptr(int64(100)),
 		NewTokensSinceCompaction: 50, OverflowRetryUsed: true, ConsecutiveIneffectiveCompactions: 3, CancellationPending: true,
-		AccountingMethod: ptr(MethodConservativeUTF8), AccountingVersion: ptr(int64(1)), AccountingProfileHash: ptr(strings.Repeat("a", 64)),
+		AccountingMethod: ptr(events.MethodConservativeUTF8), AccountingVersion: ptr(int64(1)), AccountingProfileHash: ptr(strings.Repeat("a", 64)),
 	}
-	same, err := s.RebaseAccounting(AccountingIdentity{Method: MethodConservativeUTF8, Version: 1, ProfileHash: ptr(strings.Repeat("a", 64))})
+	same, err := s.RebaseAccounting(events.AccountingIdentity{Method: events.MethodConservativeUTF8, Version: 1, ProfileHash: ptr(strings.Repeat("a", 64))})
 	if err != nil || same.NewTokensSinceCompaction != 50 {
 		t.Fatalf("same identity changed the state: %+v %v", same, err)
 	}
-	r, err := s.RebaseAccounting(AccountingIdentity{Method: MethodLocalTokenizer, Version: 1, ProfileHash: ptr(strings.Repeat("b", 64))})
+	r, err := s.RebaseAccounting(events.AccountingIdentity{Method: events.MethodLocalTokenizer, Version: 1, ProfileHash: ptr(strings.Repeat("b", 64))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,28 +279,28 @@ func TestCT14IdentityChangeResetsOnlyUnitDependentState(t *testing.T) {
 	if r.SuccessfulAutoCompactions != 2 || !r.OverflowRetryUsed || !r.CancellationPending {
 		t.Fatalf("unit-independent fields lost: %+v", r)
 	}
-	_, err = s.RebaseAccounting(AccountingIdentity{Method: "untrusted_counter", Version: 1})
+	_, err = s.RebaseAccounting(events.AccountingIdentity{Method: "untrusted_counter", Version: 1})
 	wantCode(t, err, errcode.InvalidState)
 }
 
 func TestCT15RebaseAcceptsPersistedStringMethod(t *testing.T) {
-	r, err := State{}.RebaseAccounting(AccountingIdentity{Method: "local_tokenizer_v1", Version: 1, ProfileHash: ptr(strings.Repeat("c", 64))})
-	if err != nil || *r.AccountingMethod != MethodLocalTokenizer || *r.AccountingVersion != 1 || *r.AccountingProfileHash != strings.Repeat("c", 64) {
+	r, err := events.AntiThrash{}.RebaseAccounting(events.AccountingIdentity{Method: "local_tokenizer_v1", Version: 1, ProfileHash: ptr(strings.Repeat("c", 64))})
+	if err != nil || *r.AccountingMethod != events.MethodLocalTokenizer || *r.AccountingVersion != 1 || *r.AccountingProfileHash != strings.Repeat("c", 64) {
 		t.Fatalf("%+v %v", r, err)
 	}
 }
 
 func TestCT16StateRestoresAccountingIdentity(t *testing.T) {
-	s, err := DecodeState(map[string]any{"accounting_method": "local_tokenizer_v1", "accounting_version": int64(1), "accounting_profile_hash": nil})
-	if err != nil || *s.AccountingMethod != MethodLocalTokenizer {
+	s, err := events.DecodeState(map[string]any{"accounting_method": "local_tokenizer_v1", "accounting_version": int64(1), "accounting_profile_hash": nil})
+	if err != nil || *s.AccountingMethod != events.MethodLocalTokenizer {
 		t.Fatalf("%+v %v", s, err)
 	}
-	_, err = DecodeState(map[string]any{"accounting_method": "untrusted_counter", "accounting_version": int64(1)})
+	_, err = events.DecodeState(map[string]any{"accounting_method": "untrusted_counter", "accounting_version": int64(1)})
 	wantCode(t, err, errcode.InvalidState)
 }
 
 func TestCT17StateAcceptsDeltaV2Identity(t *testing.T) {
-	s, err := DecodeState(map[string]any{"accounting_method": "reported_usage_delta_v2", "accounting_version": int64(2),
+	s, err := events.DecodeState(map[string]any{"accounting_method": "reported_usage_delta_v2", "accounting_version": int64(2),
 		"accounting_profile_hash": strings.Repeat("d", 64)})
 	if err != nil || *s.AccountingVersion != 2 {
 		t.Fatalf("%+v %v", s, err)
@@ -324,7 +326,7 @@ func TestCT18ProjectionsReplayAndRejectTampering(t *testing.T) {
 	if string(want) != string(got) {
 		t.Fatal("replay does not reproduce the projection")
 	}
-	tampered := append([]InputEvent(nil), raw...)
+	tampered := append([]events.InputEvent(nil), raw...)
 	tampered[1].ContentHash = strings.Repeat("f", 64)
 	_, err = Replay(tampered, manifest)
 	wantCode(t, err, errcode.InvalidProjection)
@@ -349,12 +351,12 @@ func TestCT19SemanticSchemaIsClosed(t *testing.T) {
 // one encoding.
 func TestCheckpointEncodeAndHash(t *testing.T) {
 	first := mustCompact(t, fixtureRequest(t), validSummarizer())
-	for _, cp := range []*Checkpoint{first.Checkpoint, mustCompact(t, secondGeneration(t, first), validSummarizer()).Checkpoint} {
+	for _, cp := range []*events.Checkpoint{first.Checkpoint, mustCompact(t, secondGeneration(t, first), validSummarizer()).Checkpoint} {
 		body, h, err := cp.EncodeAndHash()
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantBody, err := canonical.Encode(cp.ToMap())
+		wantBody, err := canonical.Encode(cp.Map())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,16 +373,16 @@ func TestCheckpointEncodeAndHash(t *testing.T) {
 // The persisted state is canonical JSON of every field, nulls included:
 // lane heads store these bytes, so they must not change.
 func TestStatePersistedBytes(t *testing.T) {
-	full := State{
+	full := events.AntiThrash{
 		SuccessfulAutoCompactions: 2, LastCompactionLaneEventOrdinal: ptr(int64(40)), LastCompactionTokensAfter: ptr(int64(9000)),
 		NewTokensSinceCompaction: 12, OverflowRetryUsed: true, ConsecutiveIneffectiveCompactions: 1, CancellationPending: true,
-		AccountingMethod: ptr(MethodLocalTokenizer), AccountingVersion: ptr(int64(1)), AccountingProfileHash: ptr(strings.Repeat("c", 64)),
+		AccountingMethod: ptr(events.MethodLocalTokenizer), AccountingVersion: ptr(int64(1)), AccountingProfileHash: ptr(strings.Repeat("c", 64)),
 	}
 	for _, c := range []struct {
-		state State
+		state events.AntiThrash
 		want  string
 	}{
-		{State{}, `{"accounting_method":null,"accounting_profile_hash":null,"accounting_version":null,"cancellation_pending":false,` +
+		{events.AntiThrash{}, `{"accounting_method":null,"accounting_profile_hash":null,"accounting_version":null,"cancellation_pending":false,` +
 			`"consecutive_ineffective_compactions":0,"last_compaction_lane_event_ordinal":null,"last_compaction_tokens_after":null,` +
 			`"new_tokens_since_compaction":0,"overflow_retry_used":false,"successful_auto_compactions":0}`},
 		{full, `{"accounting_method":"local_tokenizer_v1","accounting_profile_hash":"` + strings.Repeat("c", 64) + `",` +

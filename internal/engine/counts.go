@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/internal/tokens"
 )
 
@@ -35,7 +37,7 @@ func NewCountCache(capacity int) *CountCache {
 // already does.
 type viewKey [sha256.Size]byte
 
-func keyOf(c counter, e *InputEvent) viewKey {
+func keyOf(c counter, e *events.InputEvent) viewKey {
 	var buf [512]byte
 	b := buf[:0]
 	for _, s := range [...]string{c.name, e.EventID, e.ContentHash, e.ProvenanceSHA256, e.Role, e.RunAgentID, e.CheckpointNamespace} {
@@ -54,7 +56,7 @@ func keyOf(c counter, e *InputEvent) viewKey {
 // are the view's (zero when not known).
 type viewSpan struct {
 	start, end int
-	event      *InputEvent
+	event      *events.InputEvent
 	index      int
 	copyOf     int
 	marks      viewMarks
@@ -84,12 +86,12 @@ type keptCounts struct {
 	ok           bool
 }
 
-func newViewCounts(cache *CountCache, events int) *viewCounts {
-	lane := make([]int64, events)
+func newViewCounts(cache *CountCache, laneEvents int) *viewCounts {
+	lane := make([]int64, laneEvents)
 	for i := range lane {
 		lane[i] = -1
 	}
-	return &viewCounts{cache: cache, lane: lane, kept: make([]keptCounts, events)}
+	return &viewCounts{cache: cache, lane: lane, kept: make([]keptCounts, laneEvents)}
 }
 
 // text counts text that is no view (the framing between views).

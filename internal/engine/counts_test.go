@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // Every field a view's key stands for tells two views apart, and equal
@@ -11,7 +13,7 @@ import (
 func TestViewKeyTellsEveryFieldApart(t *testing.T) {
 	o200k, _ := counterFor("o200k_base")
 	cl100k, _ := counterFor("cl100k_base")
-	base := event(t, 1, RoleUser, "hello")
+	base := event(t, 1, events.RoleUser, "hello")
 	base.ProvenanceSHA256 = strings.Repeat("ab", 32)
 	base.RunAgentID, base.CheckpointNamespace = "agent", "ns"
 	base.LaneEventOrdinal = 7
@@ -24,18 +26,18 @@ func TestViewKeyTellsEveryFieldApart(t *testing.T) {
 	if keyOf(cl100k, &base) == want {
 		t.Error("two counters share a key")
 	}
-	edits := map[string]func(*InputEvent){
-		"event_id":             func(e *InputEvent) { e.EventID += "x" },
-		"content_hash":         func(e *InputEvent) { e.ContentHash = strings.Repeat("0", 64) },
-		"provenance_sha256":    func(e *InputEvent) { e.ProvenanceSHA256 = "" },
-		"role":                 func(e *InputEvent) { e.Role = RoleAssistant },
-		"run_agent_id":         func(e *InputEvent) { e.RunAgentID = "other" },
-		"checkpoint_namespace": func(e *InputEvent) { e.CheckpointNamespace = "" },
-		"chat_seq":             func(e *InputEvent) { e.ChatSeq++ },
-		"lane_event_ordinal":   func(e *InputEvent) { e.LaneEventOrdinal++ },
+	edits := map[string]func(*events.InputEvent){
+		"event_id":             func(e *events.InputEvent) { e.EventID += "x" },
+		"content_hash":         func(e *events.InputEvent) { e.ContentHash = strings.Repeat("0", 64) },
+		"provenance_sha256":    func(e *events.InputEvent) { e.ProvenanceSHA256 = "" },
+		"role":                 func(e *events.InputEvent) { e.Role = events.RoleAssistant },
+		"run_agent_id":         func(e *events.InputEvent) { e.RunAgentID = "other" },
+		"checkpoint_namespace": func(e *events.InputEvent) { e.CheckpointNamespace = "" },
+		"chat_seq":             func(e *events.InputEvent) { e.ChatSeq++ },
+		"lane_event_ordinal":   func(e *events.InputEvent) { e.LaneEventOrdinal++ },
 		// Length prefixes keep a byte moving from one field to the next
 		// from making the same key.
-		"a byte moved between fields": func(e *InputEvent) { e.RunAgentID, e.CheckpointNamespace = "agen", "tns" },
+		"a byte moved between fields": func(e *events.InputEvent) { e.RunAgentID, e.CheckpointNamespace = "agen", "tns" },
 	}
 	for name, edit := range edits {
 		e := base

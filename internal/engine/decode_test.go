@@ -4,16 +4,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 func TestDecodeRequestRoundTrip(t *testing.T) {
 	want := fixtureRequest(t)
 	want.Focus = ptr("tests")
-	want.Scope = &Scope{Kind: "project", ID: "cairn"}
+	want.Scope = &events.Scope{Kind: "project", ID: "cairn"}
 	want.Harvest = ptr(false)
-	want.Accounting = Accounting{Method: MethodLocalTokenizer, ProfileHash: ptr(hashA), ReportedInputTokens: 7,
+	want.Accounting = events.Accounting{Method: events.MethodLocalTokenizer, ProfileHash: ptr(hashA), ReportedInputTokens: 7,
 		CategoryBytes: map[string]int64{"system": 3}}
 	data := fixtureJSON(t, want, nil)
 	got, err := DecodeRequest(data)
@@ -52,7 +54,7 @@ func TestDecodeRequestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Policy != DefaultPolicy() || got.EffectiveScope() != (Scope{Kind: "thread", ID: "thread-1"}) || !got.HarvestEnabled() || got.Render != "" {
+	if got.Policy != events.DefaultPolicy() || got.EffectiveScope() != (events.Scope{Kind: "thread", ID: "thread-1"}) || !got.HarvestEnabled() || got.Render != "" {
 		t.Fatalf("defaults %+v", got)
 	}
 	// An absent or null policy is every default too.
@@ -64,7 +66,7 @@ func TestDecodeRequestDefaults(t *testing.T) {
 				delete(m, "policy")
 			}
 		})
-		if got, err := DecodeRequest(data); err != nil || got.Policy != DefaultPolicy() {
+		if got, err := DecodeRequest(data); err != nil || got.Policy != events.DefaultPolicy() {
 			t.Fatalf("policy %v: %v, %+v", policy, err, got)
 		}
 	}
@@ -154,7 +156,7 @@ func TestDecodeRequestRejectsMalformedJSON(t *testing.T) {
 
 func TestChatSeqMustNotDecrease(t *testing.T) {
 	req := fixtureRequest(t)
-	req.Events[2] = event(t, 3, RoleUser, "continue with tests", func(e *InputEvent) { e.ChatSeq = 1 })
+	req.Events[2] = event(t, 3, events.RoleUser, "continue with tests", func(e *events.InputEvent) { e.ChatSeq = 1 })
 	e := wantCode(t, req.Validate(), errcode.InvalidRequest)
 	if e.Message != "compaction events are not one ordered lane" {
 		t.Fatalf("message %q", e.Message)
@@ -173,11 +175,11 @@ func TestEventsObjectIsValidatedOnceLoaded(t *testing.T) {
 	}
 	wantCode(t, req.Validate(), errcode.InvalidRequest)
 	eventsJSON, _ := canonical.Encode(eventList(full.Events))
-	events, err := DecodeEvents(eventsJSON)
+	laneEvents, err := DecodeEvents(eventsJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Events = events
+	req.Events = laneEvents
 	if err := req.Validate(); err != nil {
 		t.Fatal(err)
 	}

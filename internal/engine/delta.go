@@ -3,7 +3,7 @@ package engine
 import (
 	"slices"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 )
 
 // Reported-usage delta accounting, version 2: the provider's

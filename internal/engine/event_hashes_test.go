@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // wireEvent is an event as a producer writes it: a JSON object.
-func wireEvent(t *testing.T, e InputEvent, drop ...string) map[string]any {
+func wireEvent(t *testing.T, e events.InputEvent, drop ...string) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(e.Map())
 	if err != nil {
@@ -24,19 +26,19 @@ func wireEvent(t *testing.T, e InputEvent, drop ...string) map[string]any {
 	return m
 }
 
-func decodeWire(t *testing.T, m map[string]any) (InputEvent, error) {
+func decodeWire(t *testing.T, m map[string]any) (events.InputEvent, error) {
 	t.Helper()
 	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var e InputEvent
+	var e events.InputEvent
 	err = json.Unmarshal(b, &e)
 	return e, err
 }
 
 func TestOmittedHashesAreComputed(t *testing.T) {
-	sealed := event(t, 1, RoleTool, "\x1b[31mred\x1b[0m 1e-07", withTool(map[string]any{"call_id": "c", "ratio": 1e21}))
+	sealed := event(t, 1, events.RoleTool, "\x1b[31mred\x1b[0m 1e-07", withTool(map[string]any{"call_id": "c", "ratio": 1e21}))
 	for _, drop := range [][]string{{"content_hash"}, {"provenance_sha256"}, {"content_hash", "provenance_sha256"}} {
 		got, err := decodeWire(t, wireEvent(t, sealed, drop...))
 		if err != nil {
@@ -54,7 +56,7 @@ func TestOmittedHashesAreComputed(t *testing.T) {
 }
 
 func TestHashErrorsNameTheEventAndField(t *testing.T) {
-	sealed := event(t, 3, RoleUser, "hello")
+	sealed := event(t, 3, events.RoleUser, "hello")
 	const wrong = "0000000000000000000000000000000000000000000000000000000000000000"
 	for _, field := range []string{"content_hash", "provenance_sha256"} {
 		m := wireEvent(t, sealed)
@@ -81,7 +83,7 @@ func TestHashErrorsNameTheEventAndField(t *testing.T) {
 }
 
 func TestMissingEventFieldsAreListed(t *testing.T) {
-	m := wireEvent(t, event(t, 2, RoleUser, "x"), "role", "chat_seq")
+	m := wireEvent(t, event(t, 2, events.RoleUser, "x"), "role", "chat_seq")
 	_, err := decodeWire(t, m)
 	e := errcode.As(err)
 	if e == nil {

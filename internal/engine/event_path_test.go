@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // An event error names where in the request the event is, as well as the
@@ -18,7 +18,7 @@ func TestEventErrorsGiveTheirPath(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		mutate func(events []any)
+		mutate func(laneEvents []any)
 		path   string
 	}{
 		{"wrong content hash", func(ev []any) { ev[3].(map[string]any)["content_hash"] = zeros64 }, "events[3].content_hash"},

@@ -4,45 +4,47 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/events"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/semantic"
+
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // InputEvent checks, in the contract's order.
 func TestInputEventValidation(t *testing.T) {
-	valid := func() InputEvent {
-		return event(t, 1, RoleTool, "out", withTool(map[string]any{"call_id": "c"}), withArtifacts("a1"))
+	valid := func() events.InputEvent {
+		return event(t, 1, events.RoleTool, "out", withTool(map[string]any{"call_id": "c"}), withArtifacts("a1"))
 	}
 	cases := []struct {
 		name    string
-		edit    func(*InputEvent)
+		edit    func(*events.InputEvent)
 		reseal  bool
 		message string
 	}{
-		{"empty id", func(e *InputEvent) { e.EventID = "" }, false, "event identities are invalid"},
-		{"long agent", func(e *InputEvent) { e.RunAgentID = strings.Repeat("a", 201) }, false, "event identities are invalid"},
-		{"chat seq", func(e *InputEvent) { e.ChatSeq = 0 }, false, "chat sequence is invalid"},
-		{"ordinal", func(e *InputEvent) { e.LaneEventOrdinal = -1 }, false, "lane ordinal is invalid"},
-		{"namespace utf-8", func(e *InputEvent) { e.CheckpointNamespace = "\xff" }, false, "checkpoint namespace is invalid"},
-		{"role", func(e *InputEvent) { e.Role = "system" }, false, "event role is invalid"},
-		{"provenance", func(e *InputEvent) { e.Provenance = struct{}{} }, false, "event provenance is invalid"},
-		{"hash shape", func(e *InputEvent) { e.ContentHash = strings.ToUpper(e.ContentHash) }, false, "event hashes are invalid"},
-		{"provenance hash", func(e *InputEvent) { e.Provenance = map[string]any{"origin": "other"} }, false, "provenance hash does not match"},
-		{"content size", func(e *InputEvent) { e.Content = ptr(strings.Repeat("x", MaxContentBytes+1)) }, true, "event content is invalid"},
-		{"content utf-8", func(e *InputEvent) { e.Content = ptr("\xff") }, false, "event content is invalid"},
-		{"tool", func(e *InputEvent) { e.Tool = map[string]any{"x": struct{}{}} }, false, "event tool projection is invalid"},
-		{"artifact count", func(e *InputEvent) { e.ArtifactIDs = make([]string, MaxEventArtifactIDs+1) }, false, "event artifact IDs are invalid"},
-		{"artifact id", func(e *InputEvent) { e.ArtifactIDs = []string{""} }, true, "event artifact IDs are invalid"},
-		{"content hash", func(e *InputEvent) { e.Truncated = true }, false, "content hash does not match"},
-		{"token count", func(e *InputEvent) { e.TokenCount = ptr(int64(-1)) }, false, "event token count is invalid"},
+		{"empty id", func(e *events.InputEvent) { e.EventID = "" }, false, "event identities are invalid"},
+		{"long agent", func(e *events.InputEvent) { e.RunAgentID = strings.Repeat("a", 201) }, false, "event identities are invalid"},
+		{"chat seq", func(e *events.InputEvent) { e.ChatSeq = 0 }, false, "chat sequence is invalid"},
+		{"ordinal", func(e *events.InputEvent) { e.LaneEventOrdinal = -1 }, false, "lane ordinal is invalid"},
+		{"namespace utf-8", func(e *events.InputEvent) { e.CheckpointNamespace = "\xff" }, false, "checkpoint namespace is invalid"},
+		{"role", func(e *events.InputEvent) { e.Role = "system" }, false, "event role is invalid"},
+		{"provenance", func(e *events.InputEvent) { e.Provenance = struct{}{} }, false, "event provenance is invalid"},
+		{"hash shape", func(e *events.InputEvent) { e.ContentHash = strings.ToUpper(e.ContentHash) }, false, "event hashes are invalid"},
+		{"provenance hash", func(e *events.InputEvent) { e.Provenance = map[string]any{"origin": "other"} }, false, "provenance hash does not match"},
+		{"content size", func(e *events.InputEvent) { e.Content = ptr(strings.Repeat("x", events.MaxContentBytes+1)) }, true, "event content is invalid"},
+		{"content utf-8", func(e *events.InputEvent) { e.Content = ptr("\xff") }, false, "event content is invalid"},
+		{"tool", func(e *events.InputEvent) { e.Tool = map[string]any{"x": struct{}{}} }, false, "event tool projection is invalid"},
+		{"artifact count", func(e *events.InputEvent) { e.ArtifactIDs = make([]string, events.MaxEventArtifactIDs+1) }, false, "event artifact IDs are invalid"},
+		{"artifact id", func(e *events.InputEvent) { e.ArtifactIDs = []string{""} }, true, "event artifact IDs are invalid"},
+		{"content hash", func(e *events.InputEvent) { e.Truncated = true }, false, "content hash does not match"},
+		{"token count", func(e *events.InputEvent) { e.TokenCount = ptr(int64(-1)) }, false, "event token count is invalid"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := valid()
 			tc.edit(&e)
 			if tc.reseal {
-				if h, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated); err == nil {
+				if h, err := events.ContentHash(e.Content, e.Tool, e.ArtifactIDs, e.Truncated); err == nil {
 					e.ContentHash = h
 				}
 			}
@@ -54,15 +56,15 @@ func TestInputEventValidation(t *testing.T) {
 	if err := valid().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	e, err := DecodeEvent(valid().Map())
+	e, err := events.DecodeEvent(valid().Map())
 	if err != nil || e.EventID != uuid7(1) || *e.TokenCount != 3 {
 		t.Fatalf("DecodeEvent: %+v %v", e, err)
 	}
 	for _, bad := range []any{"x", map[string]any{"event_id": "x"}} {
-		_, err := DecodeEvent(bad)
+		_, err := events.DecodeEvent(bad)
 		wantCode(t, err, errcode.InvalidEvent)
 	}
-	var u InputEvent
+	var u events.InputEvent
 	if err := u.UnmarshalJSON(fixtureJSON(t, fixtureRequest(t), nil)); err == nil {
 		t.Fatal("a request decoded as an event")
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/internal/engine"
 )
 
@@ -41,15 +43,15 @@ func ExampleCompact() {
 // event, and never separates a retained tool result from the call that
 // asked for it.
 func ExampleSplitTail() {
-	say := func(id string) engine.InputEvent {
-		return engine.InputEvent{EventID: id, Role: engine.RoleAssistant, TokenCount: ptr(10)}
+	say := func(id string) events.InputEvent {
+		return events.InputEvent{EventID: id, Role: events.RoleAssistant, TokenCount: ptr(10)}
 	}
-	call := engine.InputEvent{EventID: "a2", Role: engine.RoleAssistant, TokenCount: ptr(10),
+	call := events.InputEvent{EventID: "a2", Role: events.RoleAssistant, TokenCount: ptr(10),
 		Tool: map[string]any{"calls": []any{map[string]any{"call_id": "c1"}}}}
-	result := engine.InputEvent{EventID: "t3", Role: engine.RoleTool, TokenCount: ptr(10),
+	result := events.InputEvent{EventID: "t3", Role: events.RoleTool, TokenCount: ptr(10),
 		Tool: map[string]any{"call_id": "c1"}}
-	events := []engine.InputEvent{say("a1"), call, result, say("a4")}
-	prefix, tail := engine.SplitTail(events, 20, nil)
+	laneEvents := []events.InputEvent{say("a1"), call, result, say("a4")}
+	prefix, tail := engine.SplitTail(laneEvents, 20, nil)
 	fmt.Println(len(prefix), "summarized;", len(tail), "kept, starting at", tail[0].EventID)
 	// Output: 1 summarized; 3 kept, starting at a2
 }

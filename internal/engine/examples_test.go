@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 )
 
 const examplesDir = "../../examples"
@@ -27,7 +29,7 @@ func exampleRequests(t *testing.T) map[string]*Request {
 	b.toolCall("Applying the fix.", "apply_patch internal/store/cache.go", "patched internal/store/cache.go: 1 hunk, +1 -1")
 	b.assistant("Fixed: evict when len >= capacity. Tests pass.")
 	b.user("Thanks. Open a PR titled 'store: fix LRU eviction off-by-one'.")
-	small := laneRequest(t, "0192b6e4-0000-7000-8000-0000000e0002", b.events, 40_000)
+	small := laneRequest(t, "0192b6e4-0000-7000-8000-0000000e0002", b.laneEvents, 40_000)
 	return map[string]*Request{"coding-agent-lane.json": coding, "small-lane.json": small}
 }
 
@@ -71,14 +73,14 @@ func TestExamples(t *testing.T) {
 		t.Fatalf("%d large tool outputs", large)
 	}
 	res, err := Compact(context.Background(), coding, extractive{}, fixedNow)
-	if err != nil || res.Status != StatusCompacted {
+	if err != nil || res.Status != events.StatusCompacted {
 		t.Fatalf("coding lane: %v %v", res, err)
 	}
 	t.Logf("coding lane: %d events, %d -> %d tokens, %d retained", len(coding.Events), res.TokensBefore, res.TokensAfter, res.RetainedEventCount)
 
 	small := load("small-lane.json")
 	res, err = Compact(context.Background(), small, noModel{}, fixedNow)
-	if err != nil || res.Status != StatusPruned {
+	if err != nil || res.Status != events.StatusPruned {
 		t.Fatalf("small lane: %v %v", res, err)
 	}
 	if !strings.Contains(*small.Events[0].Content, "make test") {

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // fixedNow stamps every checkpoint built in tests.
@@ -21,13 +23,13 @@ func uuid7(n int) string { return fmt.Sprintf("01900000-0000-7000-8000-%012x", n
 func artifactID(n int) string { return fmt.Sprintf("01900000-0000-7000-9000-%012x", n) }
 
 // seal recomputes an event's provenance and content hashes.
-func seal(t testing.TB, e InputEvent) InputEvent {
+func seal(t testing.TB, e events.InputEvent) events.InputEvent {
 	t.Helper()
 	ph, err := canonical.Hash(e.Provenance)
 	if err != nil {
 		t.Fatalf("provenance hash: %v", err)
 	}
-	ch, err := ContentHashOf(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
+	ch, err := events.ContentHash(e.Content, e.Tool, e.ArtifactIDs, e.Truncated)
 	if err != nil {
 		t.Fatalf("content hash: %v", err)
 	}
@@ -37,13 +39,13 @@ func seal(t testing.TB, e InputEvent) InputEvent {
 
 // event builds a sealed event of the fixture lane; token_count is the
 // content's byte length, as in the contract's fixture.
-func event(t testing.TB, n int, role, content string, edit ...func(*InputEvent)) InputEvent {
+func event(t testing.TB, n int, role, content string, edit ...func(*events.InputEvent)) events.InputEvent {
 	t.Helper()
 	origin := "derived"
-	if role == RoleUser {
+	if role == events.RoleUser {
 		origin = "direct_user"
 	}
-	e := InputEvent{
+	e := events.InputEvent{
 		EventID: uuid7(n), RunAgentID: "agent-1", ChatSeq: int64(n), LaneEventOrdinal: int64(n),
 		CheckpointNamespace: "root", Role: role, Provenance: map[string]any{"origin": origin},
 		Content: ptr(content), ArtifactIDs: []string{}, TokenCount: ptr(int64(len(content))),
@@ -54,32 +56,34 @@ func event(t testing.TB, n int, role, content string, edit ...func(*InputEvent))
 	return seal(t, e)
 }
 
-func withTool(tool map[string]any) func(*InputEvent) { return func(e *InputEvent) { e.Tool = tool } }
-
-func withArtifacts(ids ...string) func(*InputEvent) {
-	return func(e *InputEvent) { e.ArtifactIDs = append([]string{}, ids...) }
+func withTool(tool map[string]any) func(*events.InputEvent) {
+	return func(e *events.InputEvent) { e.Tool = tool }
 }
 
-func protected(e *InputEvent) { e.Protected = true }
+func withArtifacts(ids ...string) func(*events.InputEvent) {
+	return func(e *events.InputEvent) { e.ArtifactIDs = append([]string{}, ids...) }
+}
+
+func protected(e *events.InputEvent) { e.Protected = true }
 
 // fixtureEvents is the six-event lane of the worked example.
-func fixtureEvents(t testing.TB) []InputEvent {
+func fixtureEvents(t testing.TB) []events.InputEvent {
 	t.Helper()
-	return []InputEvent{
-		event(t, 1, RoleUser, "implement the requested behavior"),
-		event(t, 2, RoleTool, strings.Repeat("t", 6000),
+	return []events.InputEvent{
+		event(t, 1, events.RoleUser, "implement the requested behavior"),
+		event(t, 2, events.RoleTool, strings.Repeat("t", 6000),
 			withTool(map[string]any{"call_id": "call-1", "name": "test", "status": "success"}),
 			withArtifacts(artifactID(1))),
-		event(t, 3, RoleUser, "continue with tests"),
-		event(t, 4, RoleAssistant, "working"),
-		event(t, 5, RoleUser, "keep it", protected),
-		event(t, 6, RoleAssistant, "current input"),
+		event(t, 3, events.RoleUser, "continue with tests"),
+		event(t, 4, events.RoleAssistant, "working"),
+		event(t, 5, events.RoleUser, "keep it", protected),
+		event(t, 6, events.RoleAssistant, "current input"),
 	}
 }
 
 // fixturePolicy is the policy of the worked example.
-func fixturePolicy() Policy {
-	p := DefaultPolicy()
+func fixturePolicy() events.Policy {
+	p := events.DefaultPolicy()
 	p.RecentTailMinTokens, p.RecentTailMaxTokens = 100, 100
 	p.SummaryOutputMinTokens, p.SummaryOutputMaxTokens = 10, 100
 	p.MinimumPruneReclaimTokens = 100_000
@@ -91,20 +95,20 @@ func fixturePolicy() Policy {
 // bytes, a 20 000-token separate input window.
 func fixtureRequest(t testing.TB) *Request {
 	t.Helper()
-	events := fixtureEvents(t)
-	rehydration, err := NewRehydrationState(map[string]any{"todo": map[string]any{"revision": int64(1)}})
+	laneEvents := fixtureEvents(t)
+	rehydration, err := events.NewRehydrationState(map[string]any{"todo": map[string]any{"revision": int64(1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &Request{
-		V: 1, RequestID: uuid7(100), Trigger: TriggerManual,
+		V: 1, RequestID: uuid7(100), Trigger: events.TriggerManual,
 		ThreadID: "thread-1", RunID: "run-1", RootTurnID: "turn-1", RunAgentID: "agent-1",
 		ProviderConnectionID: "conn-1", CheckpointNamespace: "root",
 		DestinationIdentityHash: strings.Repeat("a", 64),
-		ModelProfile:            ModelProfile{MaxInputTokens: ptr(int64(20_000)), MaxOutputTokens: ptr(int64(2_000))},
+		ModelProfile:            events.ModelProfile{MaxInputTokens: ptr(int64(20_000)), MaxOutputTokens: ptr(int64(2_000))},
 		RenderedRequestBytes:    ptr(int64(18_000)),
-		Events:                  events,
-		ActiveInputEventIDs:     []string{events[len(events)-1].EventID},
+		Events:                  laneEvents,
+		ActiveInputEventIDs:     []string{laneEvents[len(laneEvents)-1].EventID},
 		RehydrationState:        rehydration,
 		Policy:                  fixturePolicy(),
 	}
@@ -154,7 +158,7 @@ func (s *scripted) calls() int {
 // validSummarizer answers every call with the fixture semantic.
 func validSummarizer() *scripted {
 	return &scripted{reply: func(_ int, p Payload) (Summary, error) {
-		return Summary{Output: fixtureSemantic(p), Usage: &Usage{InputTokens: 100, OutputTokens: 20}}, nil
+		return Summary{Output: fixtureSemantic(p), Usage: &events.Usage{InputTokens: 100, OutputTokens: 20}}, nil
 	}}
 }
 
@@ -246,9 +250,9 @@ func wireMap(r *Request) map[string]any {
 	return m
 }
 
-func eventList(events []InputEvent) []any {
-	out := make([]any, len(events))
-	for i, e := range events {
+func eventList(laneEvents []events.InputEvent) []any {
+	out := make([]any, len(laneEvents))
+	for i, e := range laneEvents {
 		out[i] = e.Map()
 	}
 	return out

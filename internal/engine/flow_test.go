@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 func compactErr(t *testing.T, req *Request, s Summarizer) error {
@@ -24,14 +26,14 @@ func compactErr(t *testing.T, req *Request, s Summarizer) error {
 // calls: the input budget is 15 804 tokens and events 2 and 3 cost 9 000.
 func twoChunkRequest(t *testing.T) *Request {
 	req := fixtureRequest(t)
-	heavy := func(e *InputEvent) { e.TokenCount = ptr(int64(9_000)) }
-	req.Events = []InputEvent{
-		event(t, 1, RoleUser, "implement the requested behavior"),
-		event(t, 2, RoleAssistant, "plan", heavy),
-		event(t, 3, RoleAssistant, "more plan", heavy),
-		event(t, 4, RoleUser, "continue with tests"),
-		event(t, 5, RoleAssistant, "working"),
-		event(t, 6, RoleUser, "current input"),
+	heavy := func(e *events.InputEvent) { e.TokenCount = ptr(int64(9_000)) }
+	req.Events = []events.InputEvent{
+		event(t, 1, events.RoleUser, "implement the requested behavior"),
+		event(t, 2, events.RoleAssistant, "plan", heavy),
+		event(t, 3, events.RoleAssistant, "more plan", heavy),
+		event(t, 4, events.RoleUser, "continue with tests"),
+		event(t, 5, events.RoleAssistant, "working"),
+		event(t, 6, events.RoleUser, "current input"),
 	}
 	req.ActiveInputEventIDs = []string{uuid7(6)}
 	return req
@@ -40,7 +42,7 @@ func twoChunkRequest(t *testing.T) *Request {
 func TestChunkingSplitsGreedilyAndCoverageStartsAtThePrefix(t *testing.T) {
 	s := validSummarizer()
 	res := mustCompact(t, twoChunkRequest(t), s)
-	if res.Status != StatusCompacted || s.calls() != 2 {
+	if res.Status != events.StatusCompacted || s.calls() != 2 {
 		t.Fatalf("status %s calls %d", res.Status, s.calls())
 	}
 	first, second := s.payloads[0], s.payloads[1]
@@ -67,7 +69,7 @@ func TestChunkingLimits(t *testing.T) {
 		t.Fatalf("message %q", e.Message)
 	}
 	req = twoChunkRequest(t)
-	req.Events[1] = event(t, 2, RoleAssistant, "plan", func(e *InputEvent) { e.TokenCount = ptr(int64(15_805)) })
+	req.Events[1] = event(t, 2, events.RoleAssistant, "plan", func(e *events.InputEvent) { e.TokenCount = ptr(int64(15_805)) })
 	e = wantCode(t, compactErr(t, req, validSummarizer()), errcode.InputTooLarge)
 	if e.Message != "one source event exceeds the compactor input limit" {
 		t.Fatalf("message %q", e.Message)
@@ -123,10 +125,10 @@ func TestASecondInvalidOutputIsNotRepairedAgain(t *testing.T) {
 	}
 }
 
-func autoRequest(t *testing.T, state State) *Request {
+func autoRequest(t *testing.T, state events.AntiThrash) *Request {
 	req := fixtureRequest(t)
-	req.Trigger = TriggerAuto
-	state.AccountingMethod, state.AccountingVersion = ptr(MethodConservativeUTF8), ptr(int64(1))
+	req.Trigger = events.TriggerAuto
+	state.AccountingMethod, state.AccountingVersion = ptr(events.MethodConservativeUTF8), ptr(int64(1))
 	req.AntiThrash = state
 	return req
 }
@@ -134,13 +136,13 @@ func autoRequest(t *testing.T, state State) *Request {
 func TestEligibilityOrder(t *testing.T) {
 	cases := []struct {
 		name  string
-		state State
+		state events.AntiThrash
 		want  string
 	}{
-		{"cancellation first", State{CancellationPending: true, SuccessfulAutoCompactions: 9}, SuppressionCancellationPending},
-		{"automatic limit", State{SuccessfulAutoCompactions: 3, LastCompactionLaneEventOrdinal: ptr(int64(1))}, SuppressionAutomaticLimit},
-		{"insufficient new tokens", State{LastCompactionLaneEventOrdinal: ptr(int64(1)), NewTokensSinceCompaction: 10, ConsecutiveIneffectiveCompactions: 1}, SuppressionInsufficientNewTokens},
-		{"rapid refill", State{ConsecutiveIneffectiveCompactions: 1}, SuppressionRapidRefill},
+		{"cancellation first", events.AntiThrash{CancellationPending: true, SuccessfulAutoCompactions: 9}, events.SkipCancellationPending},
+		{"automatic limit", events.AntiThrash{SuccessfulAutoCompactions: 3, LastCompactionLaneEventOrdinal: ptr(int64(1))}, events.SkipAutomaticLimit},
+		{"insufficient new tokens", events.AntiThrash{LastCompactionLaneEventOrdinal: ptr(int64(1)), NewTokensSinceCompaction: 10, ConsecutiveIneffectiveCompactions: 1}, events.SkipInsufficientNewTokens},
+		{"rapid refill", events.AntiThrash{ConsecutiveIneffectiveCompactions: 1}, events.SkipRapidRefill},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,36 +154,36 @@ func TestEligibilityOrder(t *testing.T) {
 		})
 	}
 	// Observed new tokens lift insufficient_new_tokens.
-	req := autoRequest(t, State{LastCompactionLaneEventOrdinal: ptr(int64(1))})
+	req := autoRequest(t, events.AntiThrash{LastCompactionLaneEventOrdinal: ptr(int64(1))})
 	req.NewTokensSinceCompaction = ptr(int64(9_000))
-	if res := mustCompact(t, req, validSummarizer()); res.Status != StatusCompacted {
+	if res := mustCompact(t, req, validSummarizer()); res.Status != events.StatusCompacted {
 		t.Fatalf("status %s suppression %s", res.Status, res.Suppression)
 	}
 	// A state in other units is rebased first, which clears recompaction
 	// evidence; the result carries the rebased state.
-	req = autoRequest(t, State{LastCompactionLaneEventOrdinal: ptr(int64(1)), SuccessfulAutoCompactions: 1})
-	req.AntiThrash.AccountingMethod = ptr(MethodLocalTokenizer)
+	req = autoRequest(t, events.AntiThrash{LastCompactionLaneEventOrdinal: ptr(int64(1)), SuccessfulAutoCompactions: 1})
+	req.AntiThrash.AccountingMethod = ptr(events.MethodLocalTokenizer)
 	res := mustCompact(t, req, validSummarizer())
-	if res.Status != StatusCompacted || *res.State.AccountingMethod != MethodConservativeUTF8 ||
+	if res.Status != events.StatusCompacted || *res.State.AccountingMethod != events.MethodConservativeUTF8 ||
 		res.State.LastCompactionLaneEventOrdinal != nil || res.State.SuccessfulAutoCompactions != 1 {
 		t.Fatalf("rebased: status %s suppression %s state %+v", res.Status, res.Suppression, res.State)
 	}
 }
 
 func TestEligibilityPrecedesNothingThatFailsClosed(t *testing.T) {
-	req := autoRequest(t, State{})
+	req := autoRequest(t, events.AntiThrash{})
 	req.Policy.Enabled = false
 	wantCode(t, compactErr(t, req, nil), errcode.InvalidRequest)
 
-	req = autoRequest(t, State{CancellationPending: true})
-	req.Policy.Mode = ModeNative
+	req = autoRequest(t, events.AntiThrash{CancellationPending: true})
+	req.Policy.Mode = events.ModeNative
 	wantCode(t, compactErr(t, req, nil), errcode.NativeUnsupported)
 
-	req = autoRequest(t, State{CancellationPending: true})
-	req.ModelProfile = ModelProfile{ContextLimitKind: "mystery"}
+	req = autoRequest(t, events.AntiThrash{CancellationPending: true})
+	req.ModelProfile = events.ModelProfile{ContextLimitKind: "mystery"}
 	wantCode(t, compactErr(t, req, nil), errcode.UnknownContextLimit)
 
-	req = autoRequest(t, State{CancellationPending: true})
+	req = autoRequest(t, events.AntiThrash{CancellationPending: true})
 	req.Accounting.ProfileHash = ptr("not a hash")
 	wantCode(t, compactErr(t, req, nil), errcode.InvalidState)
 }
@@ -192,7 +194,7 @@ func TestPrunedWhenProjectionIsEnough(t *testing.T) {
 	s := validSummarizer()
 	res := mustCompact(t, req, s)
 	cp := res.Checkpoint
-	if res.Status != StatusPruned || s.calls() != 0 || cp.Representation != RepresentationPruned {
+	if res.Status != events.StatusPruned || s.calls() != 0 || cp.Representation != events.RepresentationPruned {
 		t.Fatalf("status %s calls %d", res.Status, s.calls())
 	}
 	if len(res.RetainedEvents) != 6 || res.RetainedEvents[1].Content != nil || len(cp.ProjectionManifest) != 1 {
@@ -212,7 +214,7 @@ func TestPrunedWhenProjectionIsEnough(t *testing.T) {
 	req.PreviousSemantic = first.Checkpoint.Semantic
 	res = mustCompact(t, req, s)
 	cp = res.Checkpoint
-	if res.Status != StatusPruned || cp.Semantic == nil || *cp.SemanticHash != *first.Checkpoint.SemanticHash ||
+	if res.Status != events.StatusPruned || cp.Semantic == nil || *cp.SemanticHash != *first.Checkpoint.SemanticHash ||
 		*cp.SummaryCoverageLastChatSeq != 2 || cp.SummaryCoverageLastLaneEventOrdinal != nil {
 		t.Fatalf("pruned with lineage: %s %+v", res.Status, cp)
 	}
@@ -221,7 +223,7 @@ func TestPrunedWhenProjectionIsEnough(t *testing.T) {
 func TestEachEffectivenessConditionAloneFails(t *testing.T) {
 	bigTail := fixtureRequest(t)
 	bigTail.RenderedRequestBytes = ptr(int64(19_900))
-	bigTail.Events[5] = event(t, 6, RoleAssistant, strings.Repeat("w", 15_000), func(e *InputEvent) { e.TokenCount = ptr(int64(13)) })
+	bigTail.Events[5] = event(t, 6, events.RoleAssistant, strings.Repeat("w", 15_000), func(e *events.InputEvent) { e.TokenCount = ptr(int64(13)) })
 	tokens := fixtureRequest(t)
 	tokens.Policy.MinimumTotalReclaimTokens = 1_000_000
 	ratio := fixtureRequest(t)
@@ -239,14 +241,14 @@ func TestEachEffectivenessConditionAloneFails(t *testing.T) {
 func TestEmptyPrefix(t *testing.T) {
 	// The first event is one of the last two user events: nothing can be cut.
 	req := fixtureRequest(t)
-	req.Events = []InputEvent{event(t, 1, RoleUser, "hello"), event(t, 2, RoleAssistant, "hi"), event(t, 3, RoleUser, "again")}
+	req.Events = []events.InputEvent{event(t, 1, events.RoleUser, "hello"), event(t, 2, events.RoleAssistant, "hi"), event(t, 3, events.RoleUser, "again")}
 	req.ActiveInputEventIDs = nil
 	nothing := wantCode(t, compactErr(t, req, validSummarizer()), errcode.NothingToCompact)
 	if nothing.Details["events"] != 3 || nothing.Details["cut_events"] != 0 || nothing.Details["recent_tail_min_tokens"] != req.Policy.RecentTailMinTokens {
 		t.Fatalf("nothing_to_compact details %v", nothing.Details)
 	}
 
-	req.Events[1] = event(t, 2, RoleAssistant, strings.Repeat("h", 15_000))
+	req.Events[1] = event(t, 2, events.RoleAssistant, strings.Repeat("h", 15_000))
 	e := wantCode(t, compactErr(t, req, validSummarizer()), errcode.CurrentInputItemTooLarge)
 	if e.Details["target_tokens"] != int64(14_000) {
 		t.Fatalf("details %v", e.Details)
@@ -318,11 +320,11 @@ func secondGenerationWithPrefix(t *testing.T, first *Result) *Request {
 	req.RequestID = uuid7(101)
 	req.ParentCheckpointID = ptr(first.Checkpoint.CheckpointID)
 	req.PreviousSemantic = first.Checkpoint.Semantic
-	req.Events = []InputEvent{
-		event(t, 7, RoleAssistant, "earlier work"),
-		event(t, 8, RoleAssistant, "more work", func(e *InputEvent) { e.TokenCount = ptr(int64(500)) }),
-		event(t, 9, RoleUser, "next"),
-		event(t, 10, RoleUser, "now"),
+	req.Events = []events.InputEvent{
+		event(t, 7, events.RoleAssistant, "earlier work"),
+		event(t, 8, events.RoleAssistant, "more work", func(e *events.InputEvent) { e.TokenCount = ptr(int64(500)) }),
+		event(t, 9, events.RoleUser, "next"),
+		event(t, 10, events.RoleUser, "now"),
 	}
 	req.ActiveInputEventIDs = nil
 	return req
@@ -370,13 +372,13 @@ func TestSummarizerFailuresAreTyped(t *testing.T) {
 
 type panickingRenderer struct{}
 
-func (panickingRenderer) Render(*semantic.Semantic, []InputEvent) (Rendered, error) {
+func (panickingRenderer) Render(*semantic.Semantic, []events.InputEvent) (Rendered, error) {
 	panic("render boom")
 }
 
 type failingRenderer struct{}
 
-func (failingRenderer) Render(*semantic.Semantic, []InputEvent) (Rendered, error) {
+func (failingRenderer) Render(*semantic.Semantic, []events.InputEvent) (Rendered, error) {
 	return Rendered{}, errors.New("template missing")
 }
 
@@ -401,7 +403,7 @@ func TestOpenAIChatRendererShapesMessages(t *testing.T) {
 	req := fixtureRequest(t)
 	req.Render = RenderOpenAIChatV1
 	req.RenderedRequestBytes = nil // measure the lane through the renderer
-	req.Events[3] = event(t, 4, RoleAssistant, "running tests", withTool(map[string]any{"calls": []any{
+	req.Events[3] = event(t, 4, events.RoleAssistant, "running tests", withTool(map[string]any{"calls": []any{
 		map[string]any{"call_id": "call-9", "name": "shell", "arguments": map[string]any{"cmd": "go test"}}}}))
 	req.Policy.MinimumTotalReclaimTokens = 1
 	res, err := Compact(context.Background(), req, validSummarizer(), fixedNow)
@@ -444,7 +446,7 @@ func TestCheckpointHashIgnoresCreatedAt(t *testing.T) {
 	if ha != hb || !isHash64(ha) || a.Checkpoint.CreatedAt == b.Checkpoint.CreatedAt {
 		t.Fatalf("hashes %s %s", ha, hb)
 	}
-	m := a.Checkpoint.ToMap()
+	m := a.Checkpoint.Map()
 	if m["id"] != m["checkpoint_id"] || m["rehydration_state_hash"] != a.Checkpoint.RehydrationState.Hash {
 		t.Fatalf("persistence map %v", m)
 	}
@@ -462,7 +464,7 @@ func TestSecretsNeverEnterACheckpoint(t *testing.T) {
 		return Summary{Output: m}, nil
 	}}
 	res := mustCompact(t, req, s)
-	encoded, _ := canonical.Encode(res.Checkpoint.ToMap())
+	encoded, _ := canonical.Encode(res.Checkpoint.Map())
 	if strings.Contains(string(encoded), secret) {
 		t.Fatal("a secret reached the checkpoint")
 	}

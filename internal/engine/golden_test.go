@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files, fuzz seeds and examples")
@@ -26,7 +28,7 @@ func goldenScenarios(t *testing.T) map[string]*Request {
 	compacted := fixtureRequest(t)
 
 	skipped := fixtureRequest(t)
-	skipped.Trigger = TriggerAuto
+	skipped.Trigger = events.TriggerAuto
 	skipped.RenderedRequestBytes = ptr(int64(5))
 
 	pruned := fixtureRequest(t)
@@ -47,21 +49,21 @@ func goldenScenarios(t *testing.T) map[string]*Request {
 
 	tokenizer := fixtureRequest(t)
 	tokenizer.ModelProfile.Tokenizer = ptr("o200k_base")
-	tokenizer.Accounting = Accounting{Method: MethodLocalTokenizer, ProfileHash: ptr(hashB)}
+	tokenizer.Accounting = events.Accounting{Method: events.MethodLocalTokenizer, ProfileHash: ptr(hashB)}
 	tokenizer.RenderedRequestBytes = nil
-	tokenizer.Events[3] = event(t, 4, RoleAssistant, strings.Repeat("reading the code base ", 900))
+	tokenizer.Events[3] = event(t, 4, events.RoleAssistant, strings.Repeat("reading the code base ", 900))
 
 	delta := fixtureRequest(t)
-	delta.Accounting = Accounting{
+	delta.Accounting = events.Accounting{
 		ReportedUsageBaseline: baselineV2(17_000, map[string]any{"system": exact(100, hashA), "history": appendOf(item("m1", 50, hashB))}),
 		ComponentDescriptors:  map[string]any{"system": exact(100, hashA), "history": appendOf(item("m1", 50, hashB), item("m2", 25, hashC))},
 	}
 
 	missing := fixtureRequest(t)
-	missing.Events[1] = event(t, 2, RoleTool, strings.Repeat("t", 6000), withTool(map[string]any{"call_id": "call-1", "name": "test"}))
+	missing.Events[1] = event(t, 2, events.RoleTool, strings.Repeat("t", 6000), withTool(map[string]any{"call_id": "call-1", "name": "test"}))
 
 	native := fixtureRequest(t)
-	native.Policy.Mode = ModeNative
+	native.Policy.Mode = events.ModeNative
 
 	return map[string]*Request{
 		"compacted": compacted, "skipped-below-trigger": skipped, "pruned": pruned, "two-chunks": chunks,

@@ -4,21 +4,16 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
-	"unicode/utf8"
+	"strings"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // Values decoded from untrusted JSON (canonical.Decode) are nil, bool,
 // json.Number, string, []any and map[string]any. The helpers below read them
 // without panicking; Go-built values (int, int64, float64) are accepted too so
 // that callers can build requests in code.
-
-// isID reports whether s is an id of the contract: 1..200 bytes.
-func isID(s string) bool { return len(s) >= 1 && len(s) <= 200 }
-
-// isNamespace reports whether s is 1..200 bytes of valid UTF-8.
-func isNamespace(s string) bool { return isID(s) && utf8.ValidString(s) }
 
 // isHash64 reports whether s is 64 lowercase hex digits.
 func isHash64(s string) bool {
@@ -103,11 +98,59 @@ func plainValue(v any) (any, error) {
 	return canonical.Decode(b)
 }
 
-// canonicalJSON is the canonical encoding of plainValue(v).
-func canonicalJSON(v any) ([]byte, error) {
-	p, err := plainValue(v)
-	if err != nil {
-		return nil, err
+// maxEchoBytes bounds a string value echoed back in error details: a
+// failed event must stay small whatever the request held.
+const maxEchoBytes = 256
+
+// echoValue returns v for error details: numbers and booleans as they are,
+// strings cut to maxEchoBytes, and objects or lists by their JSON type only.
+func echoValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		if len(x) > maxEchoBytes {
+			return strings.ToValidUTF8(x[:maxEchoBytes], "") + "…"
+		}
+		return x
+	case map[string]any:
+		return "(object)"
+	case []any:
+		return "(array)"
 	}
-	return canonical.Encode(p)
+	return v
+}
+
+func readInt(m map[string]any, key string, dst *int64) bool {
+	raw, present := m[key]
+	if !present {
+		return true
+	}
+	n, ok := canonical.Int(raw)
+	*dst = n
+	return ok
+}
+
+func readIntPtr(m map[string]any, key string, dst **int64) bool {
+	raw, present := m[key]
+	if !present || raw == nil {
+		return true
+	}
+	n, ok := canonical.Int(raw)
+	*dst = &n
+	return ok
+}
+
+func readStringPtr(m map[string]any, key string, dst **string) bool {
+	raw, present := m[key]
+	if !present || raw == nil {
+		return true
+	}
+	s, ok := raw.(string)
+	*dst = &s
+	return ok
+}
+
+// stateFieldError is an invalid_compaction_state naming the field and the
+// rule it broke.
+func stateFieldError(message, field, rule string) *errcode.Error {
+	return errcode.Field(errcode.InvalidState, message, field, rule)
 }

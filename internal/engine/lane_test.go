@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // laneBuilder appends sealed events of one coding-agent lane.
 type laneBuilder struct {
-	t        testing.TB
-	events   []InputEvent
-	calls    int
-	artifact int
+	t          testing.TB
+	laneEvents []events.InputEvent
+	calls      int
+	artifact   int
 }
 
 // eventID is a UUIDv7-shaped id: a fixed millisecond timestamp prefix plus a
@@ -21,12 +23,12 @@ func laneEventID(n int) string {
 }
 
 func (b *laneBuilder) add(role string, content *string, tool map[string]any, artifacts []string) string {
-	n := len(b.events) + 1
+	n := len(b.laneEvents) + 1
 	origin := "derived"
-	if role == RoleUser {
+	if role == events.RoleUser {
 		origin = "direct_user"
 	}
-	e := InputEvent{
+	e := events.InputEvent{
 		EventID: laneEventID(n), RunAgentID: "agent-coder", ChatSeq: int64(n), LaneEventOrdinal: int64(n),
 		CheckpointNamespace: "root", Role: role, Provenance: map[string]any{"origin": origin},
 		Content: content, Tool: tool, ArtifactIDs: artifacts,
@@ -34,19 +36,19 @@ func (b *laneBuilder) add(role string, content *string, tool map[string]any, art
 	if artifacts == nil {
 		e.ArtifactIDs = []string{}
 	}
-	b.events = append(b.events, seal(b.t, e))
+	b.laneEvents = append(b.laneEvents, seal(b.t, e))
 	return e.EventID
 }
 
-func (b *laneBuilder) user(text string)      { b.add(RoleUser, ptr(text), nil, nil) }
-func (b *laneBuilder) assistant(text string) { b.add(RoleAssistant, ptr(text), nil, nil) }
+func (b *laneBuilder) user(text string)      { b.add(events.RoleUser, ptr(text), nil, nil) }
+func (b *laneBuilder) assistant(text string) { b.add(events.RoleAssistant, ptr(text), nil, nil) }
 
 // toolCall records an assistant message issuing one shell call and the
 // tool's result; a result over 2 KiB gets a durable artifact id.
 func (b *laneBuilder) toolCall(note, cmd, output string) {
 	b.calls++
 	callID := fmt.Sprintf("call_%06d", b.calls)
-	b.add(RoleAssistant, ptr(note), map[string]any{"calls": []any{map[string]any{
+	b.add(events.RoleAssistant, ptr(note), map[string]any{"calls": []any{map[string]any{
 		"call_id": callID, "name": "shell", "arguments": map[string]any{"cmd": cmd}}}}, nil)
 	var artifacts []string
 	if len(output) > projectionThreshold {
@@ -57,7 +59,7 @@ func (b *laneBuilder) toolCall(note, cmd, output string) {
 	if strings.Contains(output, "FAIL") {
 		status = "error"
 	}
-	b.add(RoleTool, ptr(output), map[string]any{"call_id": callID, "name": "shell", "status": status}, artifacts)
+	b.add(events.RoleTool, ptr(output), map[string]any{"call_id": callID, "name": "shell", "status": status}, artifacts)
 }
 
 var laneFiles = []string{"internal/store/cache.go", "internal/store/cache_test.go", "cmd/api/main.go",
@@ -77,7 +79,7 @@ func largeOutput(step, size int) string {
 // work, assistants planning and running commands, tool results with failing
 // and passing tests, file paths and URLs, and a large log with an artifact
 // every largeEvery steps (0: never).
-func codingLane(t testing.TB, n, largeEvery int) []InputEvent {
+func codingLane(t testing.TB, n, largeEvery int) []events.InputEvent {
 	b := &laneBuilder{t: t}
 	asks := []string{
 		"Add an LRU cache in front of the product store; keep memory under 64 MiB.",
@@ -87,7 +89,7 @@ func codingLane(t testing.TB, n, largeEvery int) []InputEvent {
 		"Remember: never log customer emails.",
 		"Now document the design in docs/architecture.md.",
 	}
-	for step := 0; len(b.events) < n; step++ {
+	for step := 0; len(b.laneEvents) < n; step++ {
 		if step%6 == 0 {
 			b.user(asks[(step/6)%len(asks)])
 		}
@@ -109,27 +111,27 @@ func codingLane(t testing.TB, n, largeEvery int) []InputEvent {
 		}
 		b.assistant(fmt.Sprintf("The change to %s is in; see https://pkg.go.dev/container/list for the list type used.", file))
 	}
-	return b.events
+	return b.laneEvents
 }
 
 // laneRequest wraps a lane in a manual request with the given input window.
-func laneRequest(t testing.TB, id string, events []InputEvent, maxInput int64) *Request {
-	rehydration, err := NewRehydrationState(map[string]any{"todo": map[string]any{"revision": int64(7)},
+func laneRequest(t testing.TB, id string, laneEvents []events.InputEvent, maxInput int64) *Request {
+	rehydration, err := events.NewRehydrationState(map[string]any{"todo": map[string]any{"revision": int64(7)},
 		"workspace": map[string]any{"branch": "feature/product-cache", "head": "9f1c2ab"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := events[len(events)-1]
+	last := laneEvents[len(laneEvents)-1]
 	return &Request{
-		V: 1, RequestID: id, Trigger: TriggerManual,
+		V: 1, RequestID: id, Trigger: events.TriggerManual,
 		ThreadID: "thread-shop-cache", RunID: "run-2026-09-02", RootTurnID: "turn-41", RunAgentID: "agent-coder",
 		ProviderConnectionID: "openai-default", CheckpointNamespace: "root",
 		DestinationIdentityHash: hashA,
-		ModelProfile: ModelProfile{ContextLimitKind: LimitSeparateInput, MaxInputTokens: ptr(maxInput),
+		ModelProfile: events.ModelProfile{ContextLimitKind: events.LimitSeparateInput, MaxInputTokens: ptr(maxInput),
 			MaxOutputTokens: ptr(int64(16_384)), ProviderReservedTokens: ptr(int64(0))},
-		Events:              events,
+		Events:              laneEvents,
 		ActiveInputEventIDs: []string{last.EventID},
 		RehydrationState:    rehydration,
-		Policy:              DefaultPolicy(),
+		Policy:              events.DefaultPolicy(),
 	}
 }

@@ -4,26 +4,17 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/cairnhq/cairn/internal/errcode"
-)
+	"github.com/cairnhq/cairn/events"
 
-// ManifestEntry records one projected tool output, enough to
-// re-verify the projection from the original event with Replay.
-type ManifestEntry struct {
-	ProjectionVersion    int64    `json:"projection_version" doc:"the projection rules' version, 1"`
-	EventID              string   `json:"event_id" doc:"the projected event"`
-	OriginalContentHash  string   `json:"original_content_hash" doc:"content_hash of the event before projection" pattern:"^[0-9a-f]{64}$"`
-	ProjectedContentHash string   `json:"projected_content_hash" doc:"content_hash of the projected event" pattern:"^[0-9a-f]{64}$"`
-	OriginalBytes        int64    `json:"original_bytes" doc:"byte length of the original content" minimum:"0"`
-	ArtifactIDs          []string `json:"artifact_ids" doc:"the artifacts that hold the original output"`
-}
+	"github.com/cairnhq/cairn/errcode"
+)
 
 // projectPrefix replaces every large tool output of the prefix by an
 // excerpt that points at its artifacts. A large output
 // without an artifact fails the whole compaction (missing_compaction_artifact).
-func projectPrefix(prefix []InputEvent) ([]InputEvent, []ManifestEntry, error) {
-	out := make([]InputEvent, len(prefix))
-	var manifest []ManifestEntry
+func projectPrefix(prefix []events.InputEvent) ([]events.InputEvent, []events.ManifestEntry, error) {
+	out := make([]events.InputEvent, len(prefix))
+	var manifest []events.ManifestEntry
 	for i, e := range prefix {
 		projected, entry, err := projectEvent(e)
 		if err != nil {
@@ -43,8 +34,8 @@ func projectPrefix(prefix []InputEvent) ([]InputEvent, []ManifestEntry, error) {
 
 // projectEvent projects e if it is a tool result longer than 2 048 bytes;
 // otherwise it returns e unchanged and a nil entry.
-func projectEvent(e InputEvent) (InputEvent, *ManifestEntry, error) {
-	if e.Role != RoleTool || e.Content == nil || len(*e.Content) <= projectionThreshold {
+func projectEvent(e events.InputEvent) (events.InputEvent, *events.ManifestEntry, error) {
+	if e.Role != events.RoleTool || e.Content == nil || len(*e.Content) <= projectionThreshold {
 		return e, nil, nil
 	}
 	if len(e.ArtifactIDs) == 0 {
@@ -59,14 +50,14 @@ func projectEvent(e InputEvent) (InputEvent, *ManifestEntry, error) {
 	}
 	tool["result_excerpt"] = excerpt(content)
 	tool["artifact_ids"] = stringsToAny(e.ArtifactIDs)
-	hash, err := ContentHashOf(nil, tool, e.ArtifactIDs, true)
+	hash, err := events.ContentHash(nil, tool, e.ArtifactIDs, true)
 	if err != nil {
 		return e, nil, errcode.Field(errcode.InvalidProjection, "projected event is not canonical JSON",
 			"tool", "canonical").With("event_id", e.EventID)
 	}
 	p := e
 	p.Content, p.Tool, p.Truncated, p.TokenCount, p.ContentHash = nil, tool, true, nil, hash
-	entry := &ManifestEntry{
+	entry := &events.ManifestEntry{
 		ProjectionVersion:    projectionVersion,
 		EventID:              e.EventID,
 		OriginalContentHash:  e.ContentHash,
@@ -108,7 +99,7 @@ func manifestPath(i int, name string) string {
 }
 
 // checkEntry checks one manifest entry's own fields.
-func checkEntry(i int, m ManifestEntry) error {
+func checkEntry(i int, m events.ManifestEntry) error {
 	const message = "projection manifest is invalid"
 	switch {
 	case m.ProjectionVersion != projectionVersion:
@@ -127,7 +118,7 @@ func checkEntry(i int, m ManifestEntry) error {
 // Replay re-verifies a persisted projection manifest against the original
 // events and returns the projected lane. Errors are
 // invalid_compaction_projection (or missing_compaction_artifact).
-func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error) {
+func Replay(laneEvents []events.InputEvent, manifest []events.ManifestEntry) ([]events.InputEvent, error) {
 	byEvent := make(map[string]int, len(manifest))
 	for i, m := range manifest {
 		if err := checkEntry(i, m); err != nil {
@@ -139,8 +130,8 @@ func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error)
 		}
 		byEvent[m.EventID] = i
 	}
-	present := make(map[string]bool, len(events))
-	for _, e := range events {
+	present := make(map[string]bool, len(laneEvents))
+	for _, e := range laneEvents {
 		present[e.EventID] = true
 	}
 	for i, m := range manifest {
@@ -149,8 +140,8 @@ func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error)
 				manifestPath(i, "event_id"), "reference").With("event_id", m.EventID)
 		}
 	}
-	out := make([]InputEvent, len(events))
-	for i, e := range events {
+	out := make([]events.InputEvent, len(laneEvents))
+	for i, e := range laneEvents {
 		at, ok := byEvent[e.EventID]
 		if !ok {
 			out[i] = e
@@ -166,12 +157,12 @@ func Replay(events []InputEvent, manifest []ManifestEntry) ([]InputEvent, error)
 }
 
 // replayOne replays entry i of the manifest, m, on its event e.
-func replayOne(e InputEvent, m ManifestEntry, i int) (InputEvent, error) {
-	fail := func(message, name string) (InputEvent, error) {
+func replayOne(e events.InputEvent, m events.ManifestEntry, i int) (events.InputEvent, error) {
+	fail := func(message, name string) (events.InputEvent, error) {
 		return e, projectionError(message, manifestPath(i, name), "match").With("event_id", e.EventID)
 	}
 	switch {
-	case e.Role != RoleTool || e.Content == nil:
+	case e.Role != events.RoleTool || e.Content == nil:
 		return fail("only complete tool results may be projected", "event_id")
 	case int64(len(*e.Content)) != m.OriginalBytes:
 		return fail("projection source byte length does not match", "original_bytes")
@@ -205,13 +196,13 @@ func equalStrings(a, b []string) bool {
 // DecodeManifest reads a persisted manifest (a JSON array of entry objects;
 // projection_version defaults to 1 and artifact_ids to []). Errors are
 // invalid_compaction_projection.
-func DecodeManifest(v any) ([]ManifestEntry, error) {
+func DecodeManifest(v any) ([]events.ManifestEntry, error) {
 	list, ok := v.([]any)
 	if !ok {
 		return nil, projectionError("projection replay input is invalid", "projection_manifest", "type").
 			With("expected", "array")
 	}
-	out := make([]ManifestEntry, 0, len(list))
+	out := make([]events.ManifestEntry, 0, len(list))
 	for i, raw := range list {
 		invalid := func(rule string) error {
 			return projectionError("projection manifest is invalid", manifestPath(i, ""), rule)
@@ -220,7 +211,7 @@ func DecodeManifest(v any) ([]ManifestEntry, error) {
 		if !isMap {
 			return nil, invalid("type")
 		}
-		entry := ManifestEntry{ProjectionVersion: projectionVersion, ArtifactIDs: []string{}}
+		entry := events.ManifestEntry{ProjectionVersion: projectionVersion, ArtifactIDs: []string{}}
 		ok := readInt(m, "projection_version", &entry.ProjectionVersion) && readInt(m, "original_bytes", &entry.OriginalBytes)
 		var id, original, projected *string
 		ok = ok && readStringPtr(m, "event_id", &id) && readStringPtr(m, "original_content_hash", &original) &&

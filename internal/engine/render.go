@@ -3,9 +3,11 @@ package engine
 import (
 	"slices"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // Renderer names.
@@ -20,7 +22,7 @@ const (
 // through it.
 // Implementations must be deterministic and must not modify their inputs.
 type Renderer interface {
-	Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error)
+	Render(sem *semantic.Semantic, laneEvents []events.InputEvent) (Rendered, error)
 }
 
 // Rendered is a renderer's output: the request bytes and, optionally, how
@@ -82,13 +84,13 @@ type canonicalRenderer struct{}
 
 var _ Renderer = canonicalRenderer{}
 
-func (canonicalRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
+func (canonicalRenderer) Render(sem *semantic.Semantic, laneEvents []events.InputEvent) (Rendered, error) {
 	enc, err := sem.AppendCanonical(nil)
 	if err != nil {
 		return Rendered{}, renderFailure(err)
 	}
-	b, err := appendCanonicalRendering(make([]byte, 0, renderedSizeHint(events)), enc, len(events),
-		func(dst []byte, i int) ([]byte, error) { return appendView(dst, &events[i]) })
+	b, err := appendCanonicalRendering(make([]byte, 0, renderedSizeHint(laneEvents)), enc, len(laneEvents),
+		func(dst []byte, i int) ([]byte, error) { return appendView(dst, &laneEvents[i]) })
 	if err != nil {
 		return Rendered{}, err
 	}
@@ -119,12 +121,12 @@ func appendCanonicalRendering(dst []byte, sem []byte, n int,
 // instead of doubled through every size on the way (for a 40 KB rendering,
 // 80 KB of copies). The semantic and unusually large tool or provenance
 // values may still make it grow once.
-func renderedSizeHint(events []InputEvent) int {
+func renderedSizeHint(laneEvents []events.InputEvent) int {
 	const perEvent = 512 // the view's keys, ids, hashes and provenance
 	n := 4096            // the semantic
-	for i := range events {
-		n += perEvent + len(events[i].EventID)
-		if c := events[i].Content; c != nil {
+	for i := range laneEvents {
+		n += perEvent + len(laneEvents[i].EventID)
+		if c := laneEvents[i].Content; c != nil {
 			n += len(*c) + len(*c)/16 // a little escaping
 		}
 	}
@@ -142,8 +144,8 @@ var _ Renderer = openAIChatRenderer{}
 // checkpointPreamble introduces the semantic in the system message.
 const checkpointPreamble = "Conversation checkpoint (Cairn semantic v1). Earlier turns were summarized; treat this as authoritative context:\n"
 
-func (openAIChatRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
-	messages := make([]any, 0, len(events)+1)
+func (openAIChatRenderer) Render(sem *semantic.Semantic, laneEvents []events.InputEvent) (Rendered, error) {
+	messages := make([]any, 0, len(laneEvents)+1)
 	var checkpointBytes int64
 	if sem != nil {
 		body, err := sem.AppendCanonical(nil)
@@ -158,8 +160,8 @@ func (openAIChatRenderer) Render(sem *semantic.Semantic, events []InputEvent) (R
 		checkpointBytes = int64(n)
 		messages = append(messages, system)
 	}
-	for i := range events {
-		messages = append(messages, chatMessage(&events[i]))
+	for i := range laneEvents {
+		messages = append(messages, chatMessage(&laneEvents[i]))
 	}
 	b, err := canonical.Encode(messages)
 	if err != nil {
@@ -169,11 +171,11 @@ func (openAIChatRenderer) Render(sem *semantic.Semantic, events []InputEvent) (R
 	return Rendered{Bytes: b, Categories: categories}, nil
 }
 
-func chatMessage(e *InputEvent) map[string]any {
+func chatMessage(e *events.InputEvent) map[string]any {
 	switch e.Role {
-	case RoleTool:
+	case events.RoleTool:
 		return map[string]any{"role": "tool", "tool_call_id": toolString(e.Tool, "call_id"), "content": toolContent(e)}
-	case RoleAssistant:
+	case events.RoleAssistant:
 		m := map[string]any{"role": "assistant", "content": stringOrNil(e.Content)}
 		if calls := toolCalls(e.Tool); len(calls) > 0 {
 			m["tool_calls"] = calls
@@ -198,7 +200,7 @@ func toolString(tool map[string]any, key string) string {
 
 // toolContent is a tool result's text: its content, or for a projected
 // result the excerpt and the artifacts that hold the original.
-func toolContent(e *InputEvent) string {
+func toolContent(e *events.InputEvent) string {
 	if e.Content != nil {
 		return *e.Content
 	}

@@ -12,9 +12,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cairnhq/cairn/internal/canonical"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // RequestVersion is the only wire version of a Request.
@@ -22,73 +24,6 @@ const RequestVersion = 1
 
 // MaxRequestBytes bounds the JSON a DecodeRequest call accepts.
 const MaxRequestBytes = 256 << 20
-
-// Accounting carries the caller's knowledge about how the provider counts the
-// request (subjects.md, Token accounting). All of it applies to the initial
-// budget only, except Method and ProfileHash, which every budget uses.
-type Accounting struct {
-	Method                string           `json:"method,omitempty" doc:"how tokens are asked to be counted: local_tokenizer_v1 or reported_usage_delta_v2 ask for those methods; any other string, null or absence means conservative_utf8" null:"true"`
-	ProfileHash           *string          `json:"profile_hash,omitempty" doc:"hash of the tokenizer profile the counts stand on, or null" pattern:"^[0-9a-f]{64}$"`
-	ReportedInputTokens   int64            `json:"reported_input_tokens,omitempty" doc:"input tokens the provider reported for the lane's last call" null:"true" minimum:"0"`
-	CategoryBytes         map[string]int64 `json:"category_bytes,omitempty" doc:"bytes of the request outside the lane's events, by category (system prompt, tools, ...); each >= 0"`
-	ReportedUsageBaseline any              `json:"reported_usage_baseline,omitempty" doc:"the reported usage the delta of reported_usage_delta_v2 starts from; passed through"`
-	ComponentDescriptors  any              `json:"component_descriptors,omitempty" doc:"descriptions of the request's other components; passed through"`
-}
-
-// Scope is where facts harvested from a compaction are stored.
-type Scope struct {
-	Kind string `json:"kind" doc:"the kind of scope, e.g. thread, project or user (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
-	ID   string `json:"id" doc:"the scope's id (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
-}
-
-// Correlation is what Cairn echoes from a request into every event it
-// publishes for it (events.Header embeds it), so that a consumer can route
-// an event without the request. WireRequest embeds it too: a field added
-// here is accepted in a request, type-checked and echoed with no other edit.
-// request_id is not here: a failed event may name a substitute.
-type Correlation struct {
-	ThreadID            string `json:"thread_id" doc:"the conversation (a name)"`
-	RunAgentID          string `json:"run_agent_id" doc:"the agent (a name); with checkpoint_namespace it names the lane"`
-	CheckpointNamespace string `json:"checkpoint_namespace" doc:"the lane within the agent (a name)"`
-}
-
-// WireRequest is the body of conversation.compact.requested as a producer
-// encodes it (events.Request is this type). Its json tags are the request's
-// key set, and its fields not tagged omitempty the required ones; a field no
-// decode step reads is checked against its Go type (decodeOtherFields).
-// Optional fields are pointers or omitted when empty; Policy, Accounting,
-// RehydrationState and PreviousSemantic are passed through as JSON.
-type WireRequest struct {
-	V         int    `json:"v" doc:"wire version, always 1"`
-	RequestID string `json:"request_id" doc:"the request's id (a name: 1..200 bytes of UTF-8 without control characters); becomes the checkpoint id; reuse it only to resend the same body" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
-	Trigger   string `json:"trigger" doc:"why the compaction is asked for" enum:"auto|manual|overflow|model_switch_preflight"`
-	Correlation
-	RunID                    string          `json:"run_id" doc:"the run within the conversation (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
-	RootTurnID               string          `json:"root_turn_id" doc:"the user turn that started the run (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
-	ProviderConnectionID     string          `json:"provider_connection_id" doc:"the model connection the lane is sent through (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
-	DestinationIdentityHash  string          `json:"destination_identity_hash" doc:"hash identifying the destination model and account" pattern:"^[0-9a-f]{64}$"`
-	ParentCheckpointID       *string         `json:"parent_checkpoint_id,omitempty" doc:"the lane's active checkpoint (a name); absent or null for a new lane. A request naming another fails with stale_head" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
-	ModelProfile             ModelProfile    `json:"model_profile" doc:"the context window of the model the lane is sent to"`
-	RequestedMaxOutputTokens int64           `json:"requested_max_output_tokens,omitempty" doc:"output tokens the next model call asks for" null:"true" minimum:"0"`
-	RenderedRequestBytes     *int64          `json:"rendered_request_bytes,omitempty" doc:"byte length of the provider request the application would send" minimum:"0"`
-	Render                   string          `json:"render,omitempty" doc:"how events are rendered for counting; absent or null means canonical_v1" null:"true" enum:"canonical_v1|openai_chat_v1"`
-	Events                   []InputEvent    `json:"events,omitempty" doc:"the lane, oldest first (1..10000 events); or events_object" null:"false" minItems:"1" maxItems:"10000"`
-	EventsObject             string          `json:"events_object,omitempty" doc:"name of an object in the cairn_lanes Object Store holding the events array (a name)" minLength:"1" maxLength:"200" pattern:"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`
-	ActiveInputEventIDs      []string        `json:"active_input_event_ids,omitempty" doc:"ids of the events of the current input, each an event_id of the lane, none twice; kept verbatim" uniqueItems:"true"`
-	PreviousSemantic         json.RawMessage `json:"previous_semantic,omitempty" doc:"the active checkpoint's semantic summary, or null"`
-	RehydrationState         json.RawMessage `json:"rehydration_state" doc:"exact continuation data, copied verbatim into the checkpoint"`
-	Policy                   json.RawMessage `json:"policy,omitempty" doc:"compaction policy; may be omitted, and omitted fields take their defaults"`
-	Focus                    *string         `json:"focus,omitempty" doc:"what the summary should emphasise (at most 2000 bytes)" maxLength:"2000"`
-	StructuralPressure       bool            `json:"structural_pressure,omitempty" doc:"an auto request with structural pressure is never skipped by the token trigger" null:"true"`
-	Accounting               json.RawMessage `json:"accounting,omitempty" doc:"the producer's token accounting (method, profile_hash, reported_input_tokens, ...)"`
-	// AntiThrash is the lane's automatic-compaction state. The service keeps
-	// it in the lane head and ignores this field; `processor compact` reads it.
-	AntiThrash               json.RawMessage `json:"anti_thrash,omitempty"`
-	NewTokensSinceCompaction *int64          `json:"new_tokens_since_compaction,omitempty" doc:"tokens added since the last compaction; feeds the anti-thrash state" minimum:"0"`
-	DeadlineAt               *time.Time      `json:"deadline_at,omitempty" doc:"Cairn stops waiting for the model at this time (deadline_exceeded); RFC 3339 with an upper-case T and a Z or ±hh:mm offset" pattern:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"`
-	Scope                    *Scope          `json:"scope,omitempty" doc:"where harvested facts go; default {kind: thread, id: thread_id}"`
-	Harvest                  *bool           `json:"harvest,omitempty" doc:"harvest facts from what a compaction cut (default true)"`
-}
 
 // Request is one compaction request, Request v1 of subjects.md and
 // docs/request.md. Build it with DecodeRequest, or in code and then Validate.
@@ -104,7 +39,7 @@ type Request struct {
 	CheckpointNamespace      string
 	DestinationIdentityHash  string
 	ParentCheckpointID       *string
-	ModelProfile             ModelProfile
+	ModelProfile             events.ModelProfile
 	RequestedMaxOutputTokens int64
 	// RenderedRequestBytes is the byte length of the exact provider request
 	// the caller would send; when nil the before budget renders
@@ -114,28 +49,28 @@ type Request struct {
 	Render string
 	// Events is the lane, oldest first. Nil while a request decoded with
 	// EventsObject waits for the caller to load the claim-checked events.
-	Events                   []InputEvent
+	Events                   []events.InputEvent
 	EventsObject             string
 	ActiveInputEventIDs      []string
 	PreviousSemantic         *semantic.Semantic
-	RehydrationState         RehydrationState
-	Policy                   Policy
+	RehydrationState         events.RehydrationState
+	Policy                   events.Policy
 	Focus                    *string
 	StructuralPressure       bool
-	Accounting               Accounting
+	Accounting               events.Accounting
 	NewTokensSinceCompaction *int64
-	AntiThrash               State
+	AntiThrash               events.AntiThrash
 	DeadlineAt               *time.Time
-	Scope                    *Scope
+	Scope                    *events.Scope
 	Harvest                  *bool
 }
 
 // EffectiveScope is Scope, or the request's thread when none was given.
-func (r *Request) EffectiveScope() Scope {
+func (r *Request) EffectiveScope() events.Scope {
 	if r.Scope != nil {
 		return *r.Scope
 	}
-	return Scope{Kind: "thread", ID: r.ThreadID}
+	return events.Scope{Kind: "thread", ID: r.ThreadID}
 }
 
 // HarvestEnabled reports whether facts should be harvested (default true).
@@ -232,8 +167,8 @@ func wireFields(t reflect.Type) []wireField {
 }
 
 var (
-	wireRequestFields     = wireFields(reflect.TypeFor[WireRequest]())
-	requestFields         = jsonKeys(reflect.TypeFor[WireRequest]())
+	wireRequestFields     = wireFields(reflect.TypeFor[events.Request]())
+	requestFields         = jsonKeys(reflect.TypeFor[events.Request]())
 	requiredRequestFields = fieldNames(wireRequestFields, true)
 )
 
@@ -262,7 +197,7 @@ var decodedFields = keySet("v", "request_id", "trigger", "thread_id", "run_id", 
 	"rehydration_state", "policy", "focus", "structural_pressure", "accounting",
 	"new_tokens_since_compaction", "anti_thrash", "deadline_at", "scope", "harvest")
 
-// decodeOtherFields type-checks the members of WireRequest that no other
+// decodeOtherFields type-checks the members of events.Request that no other
 // step reads (a field that is only echoed, say).
 func decodeOtherFields(_ *Request, m map[string]any) error {
 	return checkTypes(wireRequestFields, m)
@@ -410,41 +345,11 @@ func checkIdentities(r *Request) error {
 		ids = append(ids, struct{ field, value string }{"parent_checkpoint_id", *r.ParentCheckpointID})
 	}
 	for _, id := range ids {
-		if !ValidName(id.value) {
-			return InvalidName(id.field, "compaction request identities are invalid")
+		if !events.ValidName(id.value) {
+			return events.InvalidName(id.field, "compaction request identities are invalid")
 		}
 	}
 	return nil
-}
-
-// MaxNameBytes bounds every identifier and name of a request (ids, the
-// lane, events_object, the harvest scope). Cairn puts them in KV keys,
-// object names, subjects and the Nats-Msg-Id of its events, where the
-// server's 4 KiB control line and 64 KiB header limits apply.
-const MaxNameBytes = 200
-
-// NameRule is the rule ValidName checks, as a failure's details state it.
-const NameRule = "1..200 bytes of UTF-8 without control characters"
-
-// ValidName reports whether s obeys NameRule: 1..MaxNameBytes bytes of
-// valid UTF-8 with no C0 or C1 control character (no NUL, no line break:
-// a name is echoed into message headers and logs).
-func ValidName(s string) bool {
-	if len(s) == 0 || len(s) > MaxNameBytes || !utf8.ValidString(s) {
-		return false
-	}
-	for _, c := range s {
-		if c < 0x20 || (c >= 0x7f && c < 0xa0) {
-			return false
-		}
-	}
-	return true
-}
-
-// InvalidName is the invalid_compaction_request failure of a name or id
-// field that breaks NameRule: its details name the field and the rule.
-func InvalidName(field, message string) *errcode.Error {
-	return errcode.WithDetails(errcode.InvalidRequest, message, map[string]any{"field": field, "rule": "name", "expected": NameRule})
 }
 
 func decodeTrigger(r *Request, m map[string]any) error {
@@ -457,9 +362,9 @@ func decodeTrigger(r *Request, m map[string]any) error {
 }
 
 func checkTrigger(r *Request) error {
-	if !isTrigger(r.Trigger) {
+	if !slices.Contains(events.Triggers(), r.Trigger) {
 		return fieldError("compaction trigger is invalid", "trigger", "enum").
-			With("value", echoValue(r.Trigger)).With("expected", stringsToAny(triggers))
+			With("value", echoValue(r.Trigger)).With("expected", stringsToAny(events.Triggers()))
 	}
 	return nil
 }
@@ -473,7 +378,7 @@ func decodeDestination(r *Request, m map[string]any) error {
 		return typeError("destination identity hash is invalid", "destination_identity_hash", "string")
 	}
 	r.DestinationIdentityHash = s
-	r.ModelProfile = DecodeModelProfile(m["model_profile"])
+	r.ModelProfile = events.DecodeModelProfile(m["model_profile"])
 	return nil
 }
 
@@ -490,10 +395,10 @@ func checkDestination(r *Request) error {
 func decodePolicyField(r *Request, m map[string]any) error {
 	raw, ok := m["policy"]
 	if !ok || raw == nil {
-		r.Policy = DefaultPolicy()
+		r.Policy = events.DefaultPolicy()
 		return nil
 	}
-	p, err := DecodePolicy(raw)
+	p, err := events.DecodePolicy(raw)
 	r.Policy = p
 	return err
 }
@@ -501,7 +406,7 @@ func decodePolicyField(r *Request, m map[string]any) error {
 func checkPolicy(r *Request) error { return r.Policy.Validate() }
 
 func checkEnabled(r *Request) error {
-	if r.Trigger == TriggerAuto && !r.Policy.Enabled {
+	if r.Trigger == events.TriggerAuto && !r.Policy.Enabled {
 		return fieldError("compaction request is invalid", "policy.enabled", "conflict").
 			With("value", false).With("reason", "automatic compaction is disabled by the policy")
 	}
@@ -576,7 +481,7 @@ func invalidField(field, rule, reason string) *errcode.Error {
 }
 
 func decodeRehydration(r *Request, m map[string]any) error {
-	state, err := NewRehydrationState(m["rehydration_state"])
+	state, err := events.NewRehydrationState(m["rehydration_state"])
 	r.RehydrationState = state
 	return err
 }
@@ -633,7 +538,7 @@ func asSemanticError(err error) error {
 
 func decodeState(r *Request, m map[string]any) error {
 	if raw, ok := m["anti_thrash"]; ok && raw != nil {
-		s, err := DecodeState(raw)
+		s, err := events.DecodeState(raw)
 		if err != nil {
 			return err
 		}
@@ -659,20 +564,20 @@ func checkState(r *Request) error {
 func decodeEventsField(r *Request, m map[string]any) error {
 	if raw, ok := m["events_object"]; ok {
 		name, isString := raw.(string)
-		if !isString || !ValidName(name) {
-			return InvalidName("events_object", "events_object must name an object")
+		if !isString || !events.ValidName(name) {
+			return events.InvalidName("events_object", "events_object must name an object")
 		}
 		r.EventsObject = name
 		return nil
 	}
-	events, err := decodeEventList(m["events"])
-	r.Events = events
+	laneEvents, err := decodeEventList(m["events"])
+	r.Events = laneEvents
 	return err
 }
 
 // decodeEventList converts a decoded JSON array into events, checking shape
 // and JSON types only; values are checked by checkEvents.
-func decodeEventList(raw any) ([]InputEvent, error) {
+func decodeEventList(raw any) ([]events.InputEvent, error) {
 	list, ok := raw.([]any)
 	if !ok {
 		return nil, typeError("compaction event sequence is empty or oversized", "events", "array")
@@ -680,15 +585,15 @@ func decodeEventList(raw any) ([]InputEvent, error) {
 	if err := checkEventCount(len(list)); err != nil {
 		return nil, err
 	}
-	events := make([]InputEvent, len(list))
+	laneEvents := make([]events.InputEvent, len(list))
 	for i, v := range list {
-		e, err := decodeEventShape(v)
+		e, err := events.DecodeEventFields(v)
 		if err != nil {
 			return nil, atEvent(i, err)
 		}
-		events[i] = e
+		laneEvents[i] = e
 	}
-	return events, nil
+	return laneEvents, nil
 }
 
 // checkEvents validates each event, then the lane rule, which also reads
@@ -713,9 +618,9 @@ func checkEventCount(n int) error {
 }
 
 // validateEach validates the events in order; the first failure wins.
-func validateEach(events []InputEvent) error {
-	for i := range events {
-		if err := events[i].Validate(); err != nil {
+func validateEach(laneEvents []events.InputEvent) error {
+	for i := range laneEvents {
+		if err := laneEvents[i].Validate(); err != nil {
 			return atEvent(i, err)
 		}
 	}
@@ -833,11 +738,11 @@ func activeIDError(i int, rule, id string) *errcode.Error {
 
 // countFound marks the ids of found that some event carries and returns
 // how many it marked.
-func countFound(found map[string]bool, events []InputEvent) int {
+func countFound(found map[string]bool, laneEvents []events.InputEvent) int {
 	n := 0
-	for i := 0; i < len(events) && n < len(found); i++ {
-		if marked, wanted := found[events[i].EventID]; wanted && !marked {
-			found[events[i].EventID] = true
+	for i := 0; i < len(laneEvents) && n < len(found); i++ {
+		if marked, wanted := found[laneEvents[i].EventID]; wanted && !marked {
+			found[laneEvents[i].EventID] = true
 			n++
 		}
 	}
@@ -928,15 +833,15 @@ func decodeFlags(r *Request, m map[string]any) error {
 }
 
 func checkFlags(r *Request) error {
-	if r.Scope != nil && (!ValidName(r.Scope.Kind) || !ValidName(r.Scope.ID)) {
-		return InvalidName("scope", "scope must be {\"kind\": string, \"id\": string}")
+	if r.Scope != nil && (!events.ValidName(r.Scope.Kind) || !events.ValidName(r.Scope.ID)) {
+		return events.InvalidName("scope", "scope must be {\"kind\": string, \"id\": string}")
 	}
 	return nil
 }
 
 const scopeReason = "scope must be {\"kind\": string, \"id\": string}"
 
-func decodeScope(raw any) (*Scope, error) {
+func decodeScope(raw any) (*events.Scope, error) {
 	m, ok := raw.(map[string]any)
 	if !ok || len(unknownKeys(m, keySet("kind", "id"))) > 0 {
 		return nil, invalidField("scope", "type", scopeReason)
@@ -946,10 +851,10 @@ func decodeScope(raw any) (*Scope, error) {
 	if !ok1 || !ok2 {
 		return nil, invalidField("scope", "type", scopeReason)
 	}
-	return &Scope{Kind: kind, ID: id}, nil
+	return &events.Scope{Kind: kind, ID: id}, nil
 }
 
-var accountingFields = jsonKeys(reflect.TypeFor[Accounting]())
+var accountingFields = jsonKeys(reflect.TypeFor[events.Accounting]())
 
 func decodeAccounting(r *Request, m map[string]any) error {
 	raw, ok := m["accounting"]
@@ -1011,17 +916,17 @@ func decodeCategories(raw any) (map[string]int64, error) {
 // DecodeEvents decodes the claim-checked events of a request (a JSON array
 // of InputEvents, 1..10 000) and validates each event. Lane rules are checked
 // by Request.Validate once the events are set. Errors are *errcode.Error.
-func DecodeEvents(data []byte) ([]InputEvent, error) {
+func DecodeEvents(data []byte) ([]events.InputEvent, error) {
 	v, err := canonical.Decode(data)
 	if err != nil {
 		return nil, errcode.Wrap(errcode.InvalidRequest, "compaction events are not JSON", err)
 	}
-	events, err := decodeEventList(v)
+	laneEvents, err := decodeEventList(v)
 	if err != nil {
 		return nil, err
 	}
-	if err := validateEach(events); err != nil {
+	if err := validateEach(laneEvents); err != nil {
 		return nil, err
 	}
-	return events, nil
+	return laneEvents, nil
 }

@@ -6,11 +6,13 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 )
 
 func TestActiveInputEventIDs(t *testing.T) {
-	events := fixtureEvents(t)
+	laneEvents := fixtureEvents(t)
 	ids := func(ns ...int) []string {
 		out := make([]string, len(ns))
 		for i, n := range ns {
@@ -34,7 +36,7 @@ func TestActiveInputEventIDs(t *testing.T) {
 		{"more than the events", ids(1, 2, 3, 4, 5, 6, 1), false},
 	} {
 		req := fixtureRequest(t)
-		req.Events, req.ActiveInputEventIDs = events, tc.ids
+		req.Events, req.ActiveInputEventIDs = laneEvents, tc.ids
 		err := req.Validate()
 		if tc.valid && err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -65,7 +67,7 @@ func TestValidName(t *testing.T) {
 		{"C1 control", "a\u0085b", false},
 		{"invalid UTF-8", "a\xffb", false},
 	} {
-		if got := ValidName(tc.s); got != tc.ok {
+		if got := events.ValidName(tc.s); got != tc.ok {
 			t.Errorf("%s: ValidName = %v, want %v", tc.name, got, tc.ok)
 		}
 	}
@@ -89,7 +91,7 @@ func TestDecodeRequestNamesTheInvalidField(t *testing.T) {
 			}
 			_, err := DecodeRequestValue(m)
 			e := wantCode(t, err, errcode.InvalidRequest)
-			if e.Details["field"] != field || e.Details["rule"] != "name" || e.Details["expected"] != NameRule {
+			if e.Details["field"] != field || e.Details["rule"] != "name" || e.Details["expected"] != events.NameRule {
 				t.Fatalf("%s %.10q: details %v", field, bad, e.Details)
 			}
 		}

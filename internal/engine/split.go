@@ -1,6 +1,10 @@
 package engine
 
-import "math"
+import (
+	"math"
+
+	"github.com/cairnhq/cairn/events"
+)
 
 // SplitTail chooses the cut point of a lane: tail is the
 // recent suffix kept verbatim, prefix the older part to summarize. It is
@@ -11,33 +15,33 @@ import "math"
 // the budget/protection cut that shares a tool call id with an event at or
 // after that cut pulls the cut back to it. Finally a cut landing on a tool
 // event moves back to the nearest older non-tool event, if any.
-func SplitTail(events []InputEvent, budget int64, activeIDs []string) (prefix, tail []InputEvent) {
-	cut := cutIndex(events, budget, activeIDs, func(i int) (int64, error) { return events[i].EstimatedTokens() })
-	return events[:cut], events[cut:]
+func SplitTail(laneEvents []events.InputEvent, budget int64, activeIDs []string) (prefix, tail []events.InputEvent) {
+	cut := cutIndex(laneEvents, budget, activeIDs, func(i int) (int64, error) { return EstimatedTokens(laneEvents[i]) })
+	return laneEvents[:cut], laneEvents[cut:]
 }
 
 // cutIndex is SplitTail's cut; cost(i) is events[i].EstimatedTokens().
-func cutIndex(events []InputEvent, budget int64, activeIDs []string, cost func(i int) (int64, error)) int {
-	if len(events) == 0 {
+func cutIndex(laneEvents []events.InputEvent, budget int64, activeIDs []string, cost func(i int) (int64, error)) int {
+	if len(laneEvents) == 0 {
 		return 0
 	}
-	cut := min(budgetFirst(events, budget, cost), protectedFirst(events, activeIDs))
-	cut = expandToolPairs(events, cut)
-	return safeBoundary(events, cut)
+	cut := min(budgetFirst(laneEvents, budget, cost), protectedFirst(laneEvents, activeIDs))
+	cut = expandToolPairs(laneEvents, cut)
+	return safeBoundary(laneEvents, cut)
 }
 
 // budgetFirst scans from the newest event back, adding events while they fit
 // the budget (the newest always), and returns the index of the oldest added.
 // The first event that does not fit closes the scan.
-func budgetFirst(events []InputEvent, budget int64, eventCost func(i int) (int64, error)) int {
-	first := len(events) - 1
+func budgetFirst(laneEvents []events.InputEvent, budget int64, eventCost func(i int) (int64, error)) int {
+	first := len(laneEvents) - 1
 	var total int64
-	for i := len(events) - 1; i >= 0; i-- {
+	for i := len(laneEvents) - 1; i >= 0; i-- {
 		cost, err := eventCost(i)
 		if err != nil {
 			cost = math.MaxInt64 // an unmeasurable event never fits
 		}
-		if i == len(events)-1 {
+		if i == len(laneEvents)-1 {
 			total = cost
 			continue
 		}
@@ -52,31 +56,31 @@ func budgetFirst(events []InputEvent, budget int64, eventCost func(i int) (int64
 
 // protectedFirst returns the index of the oldest protected event, or
 // len(events) if there is none.
-func protectedFirst(events []InputEvent, activeIDs []string) int {
+func protectedFirst(laneEvents []events.InputEvent, activeIDs []string) int {
 	active := make(map[string]bool, len(activeIDs))
 	for _, id := range activeIDs {
 		active[id] = true
 	}
 	lastUsers := make(map[int]bool, 2)
-	for i := len(events) - 1; i >= 0 && len(lastUsers) < 2; i-- {
-		if events[i].Role == RoleUser {
+	for i := len(laneEvents) - 1; i >= 0 && len(lastUsers) < 2; i-- {
+		if laneEvents[i].Role == events.RoleUser {
 			lastUsers[i] = true
 		}
 	}
-	for i, e := range events {
+	for i, e := range laneEvents {
 		if e.Protected || active[e.EventID] || lastUsers[i] {
 			return i
 		}
 	}
-	return len(events)
+	return len(laneEvents)
 }
 
 // expandToolPairs moves cut back to the first event that shares a tool call
 // id with any event at or after cut (single pass).
-func expandToolPairs(events []InputEvent, cut int) int {
+func expandToolPairs(laneEvents []events.InputEvent, cut int) int {
 	retained := map[string]bool{}
-	for _, e := range events[cut:] {
-		for _, id := range e.callIDs() {
+	for _, e := range laneEvents[cut:] {
+		for _, id := range callIDs(e) {
 			retained[id] = true
 		}
 	}
@@ -84,7 +88,7 @@ func expandToolPairs(events []InputEvent, cut int) int {
 		return cut
 	}
 	for i := 0; i < cut; i++ {
-		for _, id := range events[i].callIDs() {
+		for _, id := range callIDs(laneEvents[i]) {
 			if retained[id] {
 				return i
 			}
@@ -96,12 +100,12 @@ func expandToolPairs(events []InputEvent, cut int) int {
 // safeBoundary keeps the tail from starting with a tool result: a cut on a
 // tool event moves back to the nearest non-tool event; if every event up to
 // the cut is a tool event the cut stays.
-func safeBoundary(events []InputEvent, cut int) int {
-	if cut >= len(events) || events[cut].Role != RoleTool {
+func safeBoundary(laneEvents []events.InputEvent, cut int) int {
+	if cut >= len(laneEvents) || laneEvents[cut].Role != events.RoleTool {
 		return cut
 	}
 	for i := cut; i >= 0; i-- {
-		if events[i].Role != RoleTool {
+		if laneEvents[i].Role != events.RoleTool {
 			return i
 		}
 	}

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // subjectCase is one failure and the subject its details must name: the
@@ -71,7 +73,7 @@ func rawRequest(data string) func(t *testing.T) error {
 // brokenRenderer fails as its name says: it panics, errs, or returns no bytes.
 type brokenRenderer string
 
-func (f brokenRenderer) Render(*semantic.Semantic, []InputEvent) (Rendered, error) {
+func (f brokenRenderer) Render(*semantic.Semantic, []events.InputEvent) (Rendered, error) {
 	switch f {
 	case "panic":
 		panic("renderer bug")
@@ -93,15 +95,15 @@ func withRenderer(name string) func(t *testing.T) error {
 }
 
 // replay replays the fixture lane through a manifest edited by edit.
-func replay(edit func(e *ManifestEntry)) func(t *testing.T) error {
+func replay(edit func(e *events.ManifestEntry)) func(t *testing.T) error {
 	return func(t *testing.T) error {
-		events := fixtureEvents(t)
-		_, entry, err := projectEvent(events[1])
+		laneEvents := fixtureEvents(t)
+		_, entry, err := projectEvent(laneEvents[1])
 		if err != nil || entry == nil {
 			t.Fatalf("projectEvent: %v %v", entry, err)
 		}
 		edit(entry)
-		_, err = Replay(events, []ManifestEntry{*entry})
+		_, err = Replay(laneEvents, []events.ManifestEntry{*entry})
 		return err
 	}
 }
@@ -135,7 +137,7 @@ func subjectCases() []subjectCase {
 			"destination_identity_hash", "pattern", nil},
 		{"destination hash a number", wire(set("destination_identity_hash", int64(1))), errcode.InvalidRequest,
 			"destination_identity_hash", "type", nil},
-		{"auto trigger with the policy disabled", wire(both(set("trigger", TriggerAuto), setPolicy("enabled", false))),
+		{"auto trigger with the policy disabled", wire(both(set("trigger", events.TriggerAuto), setPolicy("enabled", false))),
 			errcode.InvalidRequest, "policy.enabled", "conflict", nil},
 		{"focus too long", wire(set("focus", strings.Repeat("f", 2001))), errcode.InvalidRequest, "focus", "range",
 			map[string]any{"bytes": int64(2001), "limit": int64(2000)}},
@@ -174,7 +176,7 @@ func subjectCases() []subjectCase {
 			errcode.InvalidState, "anti_thrash.consecutive_ineffective_compactions", "type", nil},
 		{"unknown state method", wire(set("anti_thrash", map[string]any{"accounting_method": "guess", "accounting_version": int64(1)})),
 			errcode.InvalidState, "anti_thrash.accounting_method", "enum", nil},
-		{"state profile hash malformed", wire(set("anti_thrash", map[string]any{"accounting_method": MethodConservativeUTF8,
+		{"state profile hash malformed", wire(set("anti_thrash", map[string]any{"accounting_method": events.MethodConservativeUTF8,
 			"accounting_version": int64(1), "accounting_profile_hash": "x"})),
 			errcode.InvalidState, "anti_thrash.accounting_profile_hash", "pattern", nil},
 		{"unknown state field", wire(set("anti_thrash", map[string]any{"bogus": true})), errcode.InvalidState, "anti_thrash", "unknown",
@@ -206,14 +208,14 @@ func subjectCases() []subjectCase {
 			map[string]any{"value": int64(100), "min_exclusive": int64(100)}},
 		{"negative reservation", wire(set("model_profile", map[string]any{"max_input_tokens": int64(100),
 			"provider_reserved_tokens": int64(-1)})), errcode.UnknownContextLimit, "model_profile.provider_reserved_tokens", "range", nil},
-		{"shared window without max_context_tokens", wire(set("model_profile", map[string]any{"context_limit_kind": LimitSharedInputOutput})),
+		{"shared window without max_context_tokens", wire(set("model_profile", map[string]any{"context_limit_kind": events.LimitSharedInputOutput})),
 			errcode.UnknownContextLimit, "model_profile.max_context_tokens", "required", nil},
 		{"shared window below the output", wire(both(set("requested_max_output_tokens", int64(500)),
-			set("model_profile", map[string]any{"context_limit_kind": LimitSharedInputOutput, "max_context_tokens": int64(400)}))),
+			set("model_profile", map[string]any{"context_limit_kind": events.LimitSharedInputOutput, "max_context_tokens": int64(400)}))),
 			errcode.UnknownContextLimit, "model_profile.max_context_tokens", "range", map[string]any{"requested_max_output_tokens": int64(500)}},
 
-		{"native mode", wire(setPolicy("mode", ModeNative)), errcode.NativeUnsupported, "policy.mode", "supported",
-			map[string]any{"value": ModeNative}},
+		{"native mode", wire(setPolicy("mode", events.ModeNative)), errcode.NativeUnsupported, "policy.mode", "supported",
+			map[string]any{"value": events.ModeNative}},
 
 		{"negative category bytes", wire(set("accounting", map[string]any{"category_bytes": map[string]any{"x": int64(-1), "y": int64(2)}})),
 			errcode.InvalidContextBudget, "accounting.category_bytes.x", "range", map[string]any{"value": int64(-1)}},
@@ -228,13 +230,13 @@ func subjectCases() []subjectCase {
 		// A request's policy cannot carry a bad ratio (invalid_compaction_policy
 		// comes first); a budget built in code can.
 		{"budget ratio of 1.5", func(*testing.T) error {
-			_, err := NewContextBudget(ModelProfile{MaxInputTokens: ptr(int64(100))}, nil, BudgetOptions{TriggerRatio: 1.5})
+			_, err := NewContextBudget(events.ModelProfile{MaxInputTokens: ptr(int64(100))}, nil, BudgetOptions{TriggerRatio: 1.5})
 			return err
 		}, errcode.InvalidContextBudget, "policy.trigger_ratio", "range", map[string]any{"value": 1.5}},
 		// Request validation rejects negative rendered_request_bytes first;
 		// the budget still names the field.
 		{"negative rendered size", func(*testing.T) error {
-			_, err := newBudget(ModelProfile{MaxInputTokens: ptr(int64(100))}, -1, nil, BudgetOptions{})
+			_, err := newBudget(events.ModelProfile{MaxInputTokens: ptr(int64(100))}, -1, nil, BudgetOptions{})
 			return err
 		}, errcode.InvalidRenderedRequest, "rendered_request_bytes", "range", map[string]any{"value": int64(-1)}},
 
@@ -255,17 +257,17 @@ func subjectCases() []subjectCase {
 		{"renderer errs", withRenderer("error"), errcode.RenderError, "render", "error", map[string]any{"value": "test_error"}},
 		{"renderer returns nothing", withRenderer("nothing"), errcode.RenderError, "render", "result", nil},
 
-		{"manifest version 2", replay(func(e *ManifestEntry) { e.ProjectionVersion = 2 }), errcode.InvalidProjection,
+		{"manifest version 2", replay(func(e *events.ManifestEntry) { e.ProjectionVersion = 2 }), errcode.InvalidProjection,
 			"projection_manifest[0].projection_version", "enum", map[string]any{"value": int64(2)}},
-		{"manifest hash malformed", replay(func(e *ManifestEntry) { e.OriginalContentHash = "x" }), errcode.InvalidProjection,
+		{"manifest hash malformed", replay(func(e *events.ManifestEntry) { e.OriginalContentHash = "x" }), errcode.InvalidProjection,
 			"projection_manifest[0].original_content_hash", "pattern", nil},
-		{"manifest of no event", replay(func(e *ManifestEntry) { e.EventID = uuid7(99) }), errcode.InvalidProjection,
+		{"manifest of no event", replay(func(e *events.ManifestEntry) { e.EventID = uuid7(99) }), errcode.InvalidProjection,
 			"projection_manifest[0].event_id", "reference", map[string]any{"event_id": uuid7(99)}},
-		{"manifest byte length differs", replay(func(e *ManifestEntry) { e.OriginalBytes++ }), errcode.InvalidProjection,
+		{"manifest byte length differs", replay(func(e *events.ManifestEntry) { e.OriginalBytes++ }), errcode.InvalidProjection,
 			"projection_manifest[0].original_bytes", "match", nil},
-		{"manifest source hash differs", replay(func(e *ManifestEntry) { e.OriginalContentHash = hash }), errcode.InvalidProjection,
+		{"manifest source hash differs", replay(func(e *events.ManifestEntry) { e.OriginalContentHash = hash }), errcode.InvalidProjection,
 			"projection_manifest[0].original_content_hash", "match", nil},
-		{"manifest projected hash differs", replay(func(e *ManifestEntry) { e.ProjectedContentHash = hash }), errcode.InvalidProjection,
+		{"manifest projected hash differs", replay(func(e *events.ManifestEntry) { e.ProjectedContentHash = hash }), errcode.InvalidProjection,
 			"projection_manifest[0].projected_content_hash", "match", nil},
 		{"manifest not a list", func(*testing.T) error {
 			_, err := DecodeManifest("x")

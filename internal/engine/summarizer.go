@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // PayloadSchemaVersion names the shape of Payload.
@@ -27,17 +29,7 @@ type Summarizer interface {
 // Summary is what a Summarizer returns for one call.
 type Summary struct {
 	Output any
-	Usage  *Usage // nil when the provider reported none
-}
-
-// Usage is what one summarizer call cost, as reported by the provider.
-type Usage struct {
-	InputTokens  int64 `json:"input_tokens" doc:"input tokens the provider counted" minimum:"0"`
-	OutputTokens int64 `json:"output_tokens" doc:"output tokens the provider counted" minimum:"0"`
-	CachedTokens int64 `json:"cached_tokens,omitempty" doc:"input tokens served from the provider's cache" minimum:"0"`
-	// Attempts counts provider calls behind this usage (retries included).
-	Attempts int    `json:"attempts,omitempty" doc:"provider calls behind this usage, retries included" minimum:"1"`
-	Model    string `json:"model,omitempty" doc:"the model that answered"`
+	Usage  *events.Usage // nil when the provider reported none
 }
 
 // Payload is the summarizer input. Its JSON form is the

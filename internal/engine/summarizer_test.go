@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // extractive is a deterministic test Summarizer that builds a minimal valid
@@ -32,7 +34,7 @@ func (extractive) Summarize(_ context.Context, p Payload) (Summary, error) {
 	}
 	artifacts := []any{}
 	for _, e := range p.Events {
-		if e.Role == RoleUser && e.Content != nil && *e.Content != "" {
+		if e.Role == events.RoleUser && e.Content != nil && *e.Content != "" {
 			if len(objective) == 0 {
 				objective = append(objective, map[string]any{"text": "Carry out the user's requests in this session", "source_event_ids": []any{e.EventID}})
 			}
@@ -54,7 +56,7 @@ func (extractive) Summarize(_ context.Context, p Payload) (Summary, error) {
 		"critical_context": []any{}, "errors": []any{}, "artifact_refs": artifacts,
 		"coverage": map[string]any{"first_chat_seq": p.CoveredRange.FirstChatSeq, "last_chat_seq": p.CoveredRange.LastChatSeq},
 	}
-	usage := &Usage{InputTokens: int64(len(p.Events)) * 100, OutputTokens: 50, Model: "extractive-test"}
+	usage := &events.Usage{InputTokens: int64(len(p.Events)) * 100, OutputTokens: 50, Model: "extractive-test"}
 	return Summary{Output: out, Usage: usage}, nil
 }
 

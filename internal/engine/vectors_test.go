@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/cairnhq/cairn/events"
 )
 
 // The content-hash vectors of docs/canonical-json.md, through the engine's own
@@ -21,15 +23,15 @@ func TestContentHashVectors(t *testing.T) {
 			"a16da712fba5305ccf5d94e1bc7140e48d8b4aba7126ba7c0a5cf0a127e3c99b"},
 	}
 	for _, tc := range cases {
-		if got, err := ContentHashOf(tc.content, tc.tool, tc.artifacts, tc.truncated); err != nil || got != tc.want {
+		if got, err := events.ContentHash(tc.content, tc.tool, tc.artifacts, tc.truncated); err != nil || got != tc.want {
 			t.Errorf("ContentHashOf = %s, want %s (%v)", got, tc.want, err)
 		}
 	}
-	r, err := NewRehydrationState(map[string]any{"todo": map[string]any{"revision": int64(1)}})
+	r, err := events.NewRehydrationState(map[string]any{"todo": map[string]any{"revision": int64(1)}})
 	if err != nil || r.Hash != "b9aa23955014a342b89349f43e530874c9f489dd72ce1e7e488d0b47a8a5cd2a" {
 		t.Errorf("rehydration hash %s (%v)", r.Hash, err)
 	}
-	if e := event(t, 1, RoleUser, "x"); e.ProvenanceSHA256 != "b1e4ff039f83558a6feec68fee9cd5148af0eb44508c4ab90aa8cf0730453f94" {
+	if e := event(t, 1, events.RoleUser, "x"); e.ProvenanceSHA256 != "b1e4ff039f83558a6feec68fee9cd5148af0eb44508c4ab90aa8cf0730453f94" {
 		t.Errorf("direct_user provenance hash %s", e.ProvenanceSHA256)
 	}
 }
@@ -48,7 +50,7 @@ func TestNonUUIDEventIDsCanBeCited(t *testing.T) {
 	s := &scripted{reply: func(_ int, p Payload) (Summary, error) { return extractive{}.Summarize(context.Background(), p) }}
 	res := mustCompact(t, req, s)
 	sem := res.Checkpoint.Semantic
-	if res.Status != StatusCompacted || sem.UserRequests[0].SourceEventID != "msg_1" || sem.ArtifactRefs[0].ArtifactID != "artifact:log-1" {
+	if res.Status != events.StatusCompacted || sem.UserRequests[0].SourceEventID != "msg_1" || sem.ArtifactRefs[0].ArtifactID != "artifact:log-1" {
 		t.Fatalf("status %s semantic %+v", res.Status, sem)
 	}
 }

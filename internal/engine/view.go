@@ -4,7 +4,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/canonical"
 )
 
 // appendView appends the canonical encoding of e's 13-key view (keys in
@@ -12,7 +14,7 @@ import (
 // without building a map per event, which keeps sizing and rendering a
 // 10 000-event lane cheap. Nested values (provenance, tool) are checked
 // against the canonical depth limit relative to themselves.
-func appendView(dst []byte, e *InputEvent) ([]byte, error) {
+func appendView(dst []byte, e *events.InputEvent) ([]byte, error) {
 	return appendMarkedView(dst, e, nil)
 }
 
@@ -27,7 +29,7 @@ type viewMarks struct {
 
 // appendMarkedView is appendView recording the view's marks in m (nil
 // for none).
-func appendMarkedView(dst []byte, e *InputEvent, m *viewMarks) ([]byte, error) {
+func appendMarkedView(dst []byte, e *events.InputEvent, m *viewMarks) ([]byte, error) {
 	var err error
 	start := len(dst)
 	dst = append(dst, `{"artifact_ids":`...)
@@ -69,7 +71,7 @@ func appendMarkedView(dst []byte, e *InputEvent, m *viewMarks) ([]byte, error) {
 
 // appendViewTail appends the view's keys from provenance_sha256 on to the
 // view begun at start, marking the tool key in m (nil for none).
-func appendViewTail(dst []byte, e *InputEvent, start int, m *viewMarks) ([]byte, error) {
+func appendViewTail(dst []byte, e *events.InputEvent, start int, m *viewMarks) ([]byte, error) {
 	var err error
 	dst = append(dst, `,"provenance_sha256":`...)
 	if dst, err = canonical.AppendString(dst, e.ProvenanceSHA256); err != nil {
@@ -96,7 +98,7 @@ func appendViewTail(dst []byte, e *InputEvent, start int, m *viewMarks) ([]byte,
 }
 
 // viewSize is the byte length of the canonical encoding of e's view.
-func viewSize(e *InputEvent) (int, error) {
+func viewSize(e *events.InputEvent) (int, error) {
 	bp := scratchBuffers.get()
 	b, err := appendView(*bp, e)
 	n := len(b)
@@ -139,19 +141,19 @@ type laneViews struct {
 	errs  map[int]error // why event i has no canonical view (its view is empty)
 	buf   *[]byte       // the pooled buffer enc lives in
 
-	events []InputEvent // the events viewed
+	laneEvents []events.InputEvent // the events viewed
 }
 
 const renderingHead = `{"events":[`
 
-func encodeViews(events []InputEvent) *laneViews {
-	v := &laneViews{ends: make([]int, len(events)), marks: make([]viewMarks, len(events)), buf: renderBuffers.get(), events: events}
-	b := append(slices.Grow(*v.buf, renderedSizeHint(events)), renderingHead...)
-	for i := range events {
+func encodeViews(laneEvents []events.InputEvent) *laneViews {
+	v := &laneViews{ends: make([]int, len(laneEvents)), marks: make([]viewMarks, len(laneEvents)), buf: renderBuffers.get(), laneEvents: laneEvents}
+	b := append(slices.Grow(*v.buf, renderedSizeHint(laneEvents)), renderingHead...)
+	for i := range laneEvents {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		next, err := appendMarkedView(b, &events[i], &v.marks[i])
+		next, err := appendMarkedView(b, &laneEvents[i], &v.marks[i])
 		if err != nil {
 			if v.errs == nil {
 				v.errs = map[int]error{}
@@ -196,7 +198,7 @@ func (v *laneViews) spans() []viewSpan {
 	spans := make([]viewSpan, len(v.ends))
 	start := len(renderingHead)
 	for i, end := range v.ends {
-		spans[i] = viewSpan{start: start, end: end, event: &v.events[i], index: i, copyOf: -1, marks: v.marks[i]}
+		spans[i] = viewSpan{start: start, end: end, event: &v.laneEvents[i], index: i, copyOf: -1, marks: v.marks[i]}
 		start = end + 1 // past the comma
 	}
 	return spans

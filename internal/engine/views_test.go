@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // otherRenderer renders exactly as canonical_v1 but is not the engine's own
@@ -14,8 +16,8 @@ import (
 // encoded views.
 type otherRenderer struct{}
 
-func (otherRenderer) Render(sem *semantic.Semantic, events []InputEvent) (Rendered, error) {
-	return canonicalRenderer{}.Render(sem, events)
+func (otherRenderer) Render(sem *semantic.Semantic, laneEvents []events.InputEvent) (Rendered, error) {
+	return canonicalRenderer{}.Render(sem, laneEvents)
 }
 
 // TestEncodedViewsMeasureAsRendering compacts lanes (pruned, compacted,

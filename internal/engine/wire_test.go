@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // The key set and the required fields come from WireRequest's tags; these
@@ -41,7 +43,7 @@ func TestRequestFieldsFollowWireRequest(t *testing.T) {
 // field added to Correlation or WireRequest is type-checked with no step.
 func TestCheckTypesOfOtherFields(t *testing.T) {
 	type wire struct {
-		Correlation
+		events.Correlation
 		Labels map[string]string `json:"labels,omitempty"`
 	}
 	fields := wireFields(reflect.TypeFor[wire]())
@@ -87,7 +89,7 @@ func TestCheckpointJSONIsTheStoredForm(t *testing.T) {
 		if err != nil || !bytes.Equal(encoded, stored) {
 			t.Fatalf("%s: json.Marshal = %s, %v\nstored %s", res.Status, encoded, err, stored)
 		}
-		var decoded Checkpoint
+		var decoded events.Checkpoint
 		if err := json.Unmarshal(stored, &decoded); err != nil {
 			t.Fatalf("%s: %v", res.Status, err)
 		}
@@ -103,7 +105,7 @@ func TestCheckpointJSONIsTheStoredForm(t *testing.T) {
 // field added without its tag, or a key without its field, fails here.
 func TestCheckpointTagsNameTheStoredKeys(t *testing.T) {
 	tagged := map[string]bool{"id": true, "rehydration_state_hash": true}
-	typ := reflect.TypeFor[Checkpoint]()
+	typ := reflect.TypeFor[events.Checkpoint]()
 	for i := range typ.NumField() {
 		if !typ.Field(i).IsExported() {
 			continue // not on the wire (encoding/json skips it too)
@@ -115,7 +117,7 @@ func TestCheckpointTagsNameTheStoredKeys(t *testing.T) {
 		tagged[name] = true
 	}
 	stored := map[string]bool{}
-	for k := range (&Checkpoint{}).ToMap() {
+	for k := range (&events.Checkpoint{}).Map() {
 		stored[k] = true
 	}
 	if !reflect.DeepEqual(tagged, stored) {

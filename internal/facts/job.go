@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/errcode"
 )
 
 // The wire versions of a harvest job. A transcript job (version 1) carries

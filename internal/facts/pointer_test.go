@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/topology"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 var testKey = "sk-" + "proj-" + "Xy7Qm2LkP9sVb3Nc8TzR4WdA1fGh6JkL"

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -50,7 +52,7 @@ type ErrorView struct {
 }
 
 // EventsLoader reads the claim-checked events of an events_object.
-type EventsLoader func(ctx context.Context, name string) ([]engine.InputEvent, error)
+type EventsLoader func(ctx context.Context, name string) ([]events.InputEvent, error)
 
 // Validate runs the processor's checks on a request body in the order the
 // processor makes them: the pipeline's envelope, the deadline, then the
@@ -117,7 +119,7 @@ func (v *Validation) plan(ctx context.Context, req *engine.Request, now time.Tim
 	v.Notes = append(v.Notes, "the lane's head on the server is not consulted: its anti-thrash state and active checkpoint may change the outcome")
 	if s.first != nil {
 		p := s.first
-		v.OK, v.Status = true, engine.StatusCompacted
+		v.OK, v.Status = true, events.StatusCompacted
 		v.Summarize = &SummarizePlan{Events: len(p.Events), FirstChatSeq: p.CoveredRange.FirstChatSeq,
 			LastChatSeq: p.CoveredRange.LastChatSeq, OutputTokens: p.MaximumOutputTokens}
 		v.Notes = append(v.Notes, "compacted if the model's summary validates and reclaims enough")
@@ -159,7 +161,7 @@ const MaxEventsObjectBytes = 64 << 20
 // ObjectLoader reads events objects from the lanes object store as the
 // processor does, up to MaxEventsObjectBytes.
 func ObjectLoader(store jetstream.ObjectStore) EventsLoader {
-	return func(ctx context.Context, name string) ([]engine.InputEvent, error) {
+	return func(ctx context.Context, name string) ([]events.InputEvent, error) {
 		info, err := store.GetInfo(ctx, name)
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
 			return nil, errcode.WithDetails(errcode.EventsObjectMissing, "events_object does not name a stored object",

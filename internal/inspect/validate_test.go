@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/engine"
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/internal/lanegen"
 )
 
@@ -28,7 +29,7 @@ func body(t *testing.T, edit func(map[string]any)) []byte {
 func TestValidate(t *testing.T) {
 	ctx := context.Background()
 	v := Validate(ctx, body(t, func(map[string]any) {}), nil, time.Now())
-	if !v.OK || v.Status != engine.StatusCompacted || v.Summarize == nil || v.RequestID != "req-inspect" {
+	if !v.OK || v.Status != events.StatusCompacted || v.Summarize == nil || v.RequestID != "req-inspect" {
 		t.Fatalf("compacting request: %+v", v)
 	}
 	v = Validate(ctx, body(t, func(r map[string]any) { r["trigger"] = "sometimes" }), nil, time.Now())
@@ -41,7 +42,7 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("events_object without a loader: %+v", v)
 	}
 	loaded := false
-	load := func(context.Context, string) ([]engine.InputEvent, error) {
+	load := func(context.Context, string) ([]events.InputEvent, error) {
 		loaded = true
 		return nil, nil
 	}

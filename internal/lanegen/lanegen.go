@@ -11,7 +11,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 )
 
 // MaxEvents is the largest lane the engine accepts (subjects.md).

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"math"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 )
 
 // promptReserveTokens mirrors the engine's fixed compactor prompt reserve

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
 )
 
@@ -36,7 +36,7 @@ func TestTokenizerKeepsTheBytesPlan(t *testing.T) {
 			if bErr != nil {
 				continue
 			}
-			if counter := c.Checkpoint.ToMap()["accounting_counter"]; counter != "o200k_base" {
+			if counter := c.Checkpoint.Map()["accounting_counter"]; counter != "o200k_base" {
 				t.Fatalf("%d events, seed %d: counted with %v", events, seed, counter)
 			}
 			if c.Status != b.Status || c.RetainedEventCount != b.RetainedEventCount {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/outbox"
 )
 

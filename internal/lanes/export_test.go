@@ -3,7 +3,7 @@ package lanes
 import (
 	"strings"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // ParseKey reverses Key.

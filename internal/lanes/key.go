@@ -3,7 +3,7 @@ package lanes
 import (
 	"encoding/base64"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // maxIDBytes bounds each lane component, so every key stays well under the

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/cairnhq/cairn/internal/rawjson"
 	"github.com/nats-io/nats.go/jetstream"

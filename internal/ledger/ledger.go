@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/outbox"
 	"github.com/nats-io/nats.go/jetstream"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/cairnhq/cairn/internal/errcode"
+	"github.com/cairnhq/cairn/errcode"
 )
 
 // maxErrorText bounds provider text copied into error details.

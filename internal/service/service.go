@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/inspect"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/nats-io/nats.go"
@@ -182,7 +181,7 @@ func checkLaneQuery(lane lanes.Lane) error {
 		switch {
 		case id.value == "":
 			return errcode.Field(errcode.InvalidServiceRequest, id.field+" is required", id.field, "required")
-		case !engine.ValidName(id.value):
+		case !events.ValidName(id.value):
 			return errcode.Field(errcode.InvalidServiceRequest, id.field+" is not a valid id: 1..200 bytes of UTF-8 without control characters", id.field, "pattern")
 		}
 	}

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/lanes"
 	"github.com/cairnhq/cairn/internal/ledger"
 	"github.com/cairnhq/cairn/internal/outbox"
@@ -53,7 +52,7 @@ func checkQuery(q events.StatusQuery) error {
 	case q.ContentHash != "" && !isSHA256(q.ContentHash):
 		return errcode.Field(errcode.InvalidServiceRequest, "content_hash is not 64 lowercase hex digits", "content_hash", "pattern")
 	}
-	if q.RequestID != "" && !engine.ValidName(q.RequestID) {
+	if q.RequestID != "" && !events.ValidName(q.RequestID) {
 		return errcode.Field(errcode.InvalidServiceRequest, "request_id is not a valid id: 1..200 bytes of UTF-8 without control characters", "request_id", "pattern")
 	}
 	return nil
@@ -86,7 +85,7 @@ func (r *Recorder) bySequence(ctx context.Context, seq uint64) (*events.StatusRe
 	if header := msg.Header.Get("Nats-Msg-Id"); header != "" && header != id {
 		return &events.StatusReply{RequestID: header, State: events.StateUnknown}, nil
 	}
-	if !engine.ValidName(id) {
+	if !events.ValidName(id) {
 		return &events.StatusReply{RequestID: id, State: events.StateUnknown}, nil
 	}
 	return r.byID(ctx, id, ledger.ContentHash(msg.Data))

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // ccEntryBytes is the target size of one packed critical_context entry.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // jsonSize is the length of v's JSON encoding by encoding/json without HTML

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanegen"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // recording wraps the offline summarizer and counts calls and repairs.
@@ -109,7 +111,7 @@ func TestEngineCompactsASecondGeneration(t *testing.T) {
 	}
 }
 
-func retainedMaps(events []engine.InputEvent) []map[string]any {
+func retainedMaps(events []events.InputEvent) []map[string]any {
 	out := make([]map[string]any, len(events))
 	for i, e := range events {
 		out[i] = e.Map()

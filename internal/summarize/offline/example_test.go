@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/semantic"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 func Example() {

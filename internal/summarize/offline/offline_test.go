@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // ev describes one test event; ids and sequence numbers are assigned by chunk.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/internal/canonical"
+	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/redact"
@@ -147,7 +147,7 @@ func measure(t testing.TB, req *engine.Request, res *engine.Result) quality {
 	kept.WriteString(semanticText(t, sem))
 	for _, e := range res.RetainedEvents {
 		retained[e.EventID] = true
-		kept.WriteString(readable(e.View()))
+		kept.WriteString(readable(engine.View(e)))
 	}
 	have := kept.String()
 	var q quality
@@ -156,12 +156,12 @@ func measure(t testing.TB, req *engine.Request, res *engine.Result) quality {
 		if retained[e.EventID] {
 			continue
 		}
-		size, err := canonical.EncodedSize(e.View())
+		size, err := canonical.EncodedSize(engine.View(e))
 		if err != nil {
 			t.Fatal(err)
 		}
 		q.cutBytes += size
-		v := project(e.View())
+		v := project(engine.View(e))
 		psize, _ := canonical.EncodedSize(v)
 		q.projected += psize
 		for _, id := range measuredIdentifiers(readable(v)) {

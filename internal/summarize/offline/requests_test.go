@@ -7,7 +7,7 @@ import (
 	"unicode"
 
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // sameRequest is this test's own idea of two requests saying the same thing:

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/summarize/offline"
@@ -59,7 +61,7 @@ func TestEngineCompactsThroughTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Compact: %v", err)
 	}
-	if res.Status != engine.StatusCompacted || res.Checkpoint == nil || res.Checkpoint.Semantic == nil {
+	if res.Status != events.StatusCompacted || res.Checkpoint == nil || res.Checkpoint.Semantic == nil {
 		t.Fatalf("status = %s, checkpoint = %v", res.Status, res.Checkpoint)
 	}
 	if len(res.ProviderUsage) == 0 || len(f.Requests()) == 0 {
@@ -76,7 +78,7 @@ func TestEngineRepairsThroughTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Compact: %v", err)
 	}
-	if res.Status != engine.StatusCompacted {
+	if res.Status != events.StatusCompacted {
 		t.Fatalf("status = %s", res.Status)
 	}
 	reqs := f.Requests()

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/llm"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 )
 
 // Defaults of Options.
@@ -162,8 +164,8 @@ func cutUTF8(s string, n int) string {
 	return s[:n]
 }
 
-func usageOf(r llm.Reply) *engine.Usage {
-	return &engine.Usage{
+func usageOf(r llm.Reply) *events.Usage {
+	return &events.Usage{
 		InputTokens:  r.InputTokens,
 		OutputTokens: r.OutputTokens,
 		CachedTokens: r.CachedTokens,

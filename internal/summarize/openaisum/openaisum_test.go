@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/events"
+
+	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
-	"github.com/cairnhq/cairn/internal/errcode"
 	"github.com/cairnhq/cairn/internal/llm"
-	"github.com/cairnhq/cairn/internal/semantic"
+	"github.com/cairnhq/cairn/semantic"
 	"github.com/cairnhq/cairn/testenv"
 )
 
@@ -122,7 +124,7 @@ func TestSummarizeReturnsValidSemanticAndUsage(t *testing.T) {
 	if err := semantic.Validate(sem, sources(p)); err != nil {
 		t.Fatalf("output does not validate against its sources: %v", err)
 	}
-	want := &engine.Usage{InputTokens: 900, OutputTokens: 150, CachedTokens: 512, Attempts: 1, Model: "cairn-summarizer"}
+	want := &events.Usage{InputTokens: 900, OutputTokens: 150, CachedTokens: 512, Attempts: 1, Model: "cairn-summarizer"}
 	if !reflect.DeepEqual(sum.Usage, want) {
 		t.Fatalf("usage = %+v, want %+v", sum.Usage, want)
 	}
