@@ -55,7 +55,7 @@ func defaultCommits(workers int) int {
 // enterCommit takes d's commit slot unless it holds one already, recording
 // the wait as the commit_wait stage.
 func (p *Processor) enterCommit(ctx context.Context, d *delivery) error {
-	if d.committing {
+	if d.slot != nil {
 		return nil
 	}
 	t0 := time.Now()
@@ -63,14 +63,14 @@ func (p *Processor) enterCommit(ctx context.Context, d *delivery) error {
 		return err
 	}
 	p.metrics.Stage("commit_wait", time.Since(t0))
-	d.committing = true
+	d.slot = p.commits
 	return nil
 }
 
 // leaveCommit returns d's commit slot, if it holds one.
 func (p *Processor) leaveCommit(d *delivery) {
-	if d.committing {
-		d.committing = false
-		p.commits.leave()
+	if d.slot != nil {
+		d.slot.leave()
+		d.slot = nil
 	}
 }

@@ -123,7 +123,7 @@ func (p *Processor) compact(ctx context.Context, d *delivery) error {
 	err = p.stage("activate", func() error { return p.activate(ctx, d, plan) })
 	if err == nil {
 		p.metrics.Tokens(res.TokensBefore, res.TokensAfter)
-		if d.claimed { // the stored checkpoint is cp itself, not an earlier delivery's
+		if d.route == routeClaimed { // the stored checkpoint is cp itself, not an earlier delivery's
 			p.recent.put(cp.ID, cp.Hash, cp.Body)
 		}
 	}
@@ -210,10 +210,11 @@ func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes
 	switch {
 	case err != nil:
 		return nil, err
-	case d.fast && !created:
+	case d.route == routeFirst && !created:
 		return nil, errUseLedger // not the id's first record: the ledger decides
-	case d.fast:
-		d.claimed = true
+	case d.route == routeFirst:
+		d.take(turnClaim)
+		return plan, p.crashPoint(stepCheckpointStored)
 	case stored == nil:
 	case stored.Plan == nil:
 		if err := p.lanes.ReplaceCheckpoint(ctx, cp); err != nil {
@@ -224,7 +225,7 @@ func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes
 			return nil, err
 		}
 	}
-	d.planInCheckpoint = true
+	d.take(turnAdoptPlan)
 	return plan, p.crashPoint(stepCheckpointStored)
 }
 
@@ -232,7 +233,7 @@ func (p *Processor) storeLocalPlan(ctx context.Context, d *delivery, plan *lanes
 // after checking that the same request body made it.
 func (p *Processor) adoptPlan(d *delivery, stored *lanes.Checkpoint) (*lanes.Head, error) {
 	if stored.RequestHash != d.contentHash() {
-		d.conflict = true
+		d.take(turnConflict)
 		return nil, errcode.WithDetails(errcode.RequestIDConflict, "request_id was used with a different body",
 			map[string]any{"field": "request_id", "rule": "unique", "request_id": d.req.RequestID})
 	}
@@ -251,8 +252,11 @@ func (p *Processor) localPlan(ctx context.Context, d *delivery) (*lanes.Head, er
 		return nil, err
 	}
 	plan, err := p.adoptPlan(d, stored)
-	d.planInCheckpoint = err == nil
-	return plan, err
+	if err != nil {
+		return nil, err
+	}
+	d.take(turnAdoptPlan)
+	return plan, nil
 }
 
 // commitStored resumes a request the ledger has at stored: it stores the
@@ -289,12 +293,12 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 		active = head.CheckpointID
 	}
 	if active == req.RequestID && active != "" {
-		if d.fast {
+		if d.route == routeFirst {
 			return true, errUseLedger
 		}
 		return true, p.finishActivated(ctx, d, head)
 	}
-	if active != req.parent() && d.fast {
+	if active != req.parent() && d.route == routeFirst {
 		// Whether an earlier delivery activated this request is the
 		// ledger's question; firstDelivery asks it if the id has a record.
 		return false, staleHead(req, active, "parent_checkpoint_id", "parent_checkpoint_id is not the lane's active checkpoint")
@@ -333,7 +337,7 @@ func (p *Processor) checkFence(ctx context.Context, d *delivery, head *lanes.Hea
 // read again from the store before the parent fence judges it, so that
 // a lane another replica moved on is never taken for stale_head.
 func (p *Processor) laneHead(ctx context.Context, d *delivery) error {
-	if d.headKnown {
+	if d.headFrom != headNone {
 		return nil
 	}
 	key, err := d.req.lane().Key()
@@ -341,14 +345,14 @@ func (p *Processor) laneHead(ctx context.Context, d *delivery) error {
 		return err
 	}
 	if head, rev, ok := p.heads.get(key); ok && (head.CheckpointID == d.req.parent() || head.CheckpointID == d.req.RequestID) {
-		d.head, d.headRev, d.headKnown, d.headKept = head, rev, true, true
+		d.holdHead(head, rev, headKept)
 		return nil
 	}
 	head, rev, err := p.lanes.Head(ctx, d.req.lane())
 	if err != nil {
 		return err
 	}
-	d.head, d.headRev, d.headKnown = head, rev, true
+	d.holdHead(head, rev, headRead)
 	return nil
 }
 
@@ -356,7 +360,7 @@ func (p *Processor) laneHead(ctx context.Context, d *delivery) error {
 // when compaction took it to be absent (assumesNoHead) and nothing will
 // write the head to prove it: a skipped outcome.
 func (p *Processor) fenceAssumedHead(ctx context.Context, d *delivery) (done bool, err error) {
-	if !d.headAssumed {
+	if d.headFrom != headAssumed {
 		return false, nil
 	}
 	head, _, err := p.lanes.Head(ctx, d.req.lane())
@@ -482,12 +486,12 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 	lane := plan.Lane
 	var committed uint64
 	var written *lanes.Head
+	head, rev, from := d.takeHead()
 	for attempt := 0; ; attempt++ {
 		if attempt >= p.cfg.HeadAttempts {
 			return fmt.Errorf("consumer: lane head still contended after %d attempts", attempt)
 		}
-		head, rev, known := d.takeHead()
-		if !known {
+		if attempt > 0 || from == headNone {
 			var err error
 			if head, rev, err = p.lanes.Head(ctx, lane); err != nil {
 				return err
@@ -508,7 +512,7 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 				break
 			}
 			why := "the lane's active checkpoint changed before activation"
-			if d.headAssumed {
+			if from == headAssumed {
 				why = "parent_checkpoint_id is not the lane's active checkpoint" // as the fence says it
 			}
 			return staleHead(d.req, active, "parent_checkpoint_id", why)
@@ -528,8 +532,8 @@ func (p *Processor) activate(ctx context.Context, d *delivery, plan *lanes.Head)
 		if !errors.Is(err, lanes.ErrConflict) {
 			return err
 		}
-		if d.headKept {
-			d.headKept = false
+		if from == headKept {
+			from = headRead
 			if key, err := lane.Key(); err == nil {
 				p.heads.forget(key)
 			}
@@ -561,11 +565,11 @@ func (p *Processor) finishActivation(ctx context.Context, d *delivery, plan *lan
 		published = p.crashPoint(stepOutboxPublished)
 	})
 	var err error
-	if !d.fast { // a fast activation's record is its checkpoint with the plan
+	if d.route != routeClaimed { // a claimed activation's record is its checkpoint with the plan
 		outcome := plan.Outbox[0]
 		err = p.updateEntry(ctx, d, func(e *ledger.Entry) {
 			e.State, e.Outcome, e.Plan, e.Checkpoint = ledger.Activated, &outcome, nil, nil
-			if d.planInCheckpoint {
+			if d.route == routeLocalPlan {
 				e.Outcome, e.OutcomeInCheckpoint = nil, true
 			}
 			closeAttempt(e, nil)

@@ -43,7 +43,7 @@ func (p *Processor) dedupe(next handler) handler {
 		if !errors.Is(err, errUseLedger) {
 			return err
 		}
-		d.resetForLedger()
+		d.take(turnToLedger)
 		return withLedger(ctx, d)
 	}
 }
@@ -64,12 +64,16 @@ var errUseLedger = errors.New("consumer: decided by the request ledger")
 // id) is errUseLedger: the delivery runs again with the ledger. An
 // activation claimed this way records no ledger entry: the checkpoint with
 // its plan is the record a repeat finds.
+//
+// It puts the delivery on routeFirst, which the speed rule keeps on
+// `processor bench --events 100` and BenchmarkOpsPerRequest: the ledger
+// route reads and writes the ledger besides.
 func (p *Processor) firstDelivery(ctx context.Context, d *delivery, next handler) error {
-	d.fast = true
+	d.route = routeFirst
 	d.setEntry(&ledger.Entry{RequestID: d.req.RequestID, ContentHash: ledger.ContentHash(d.body), State: ledger.Started, UpdatedAt: p.now()}, 0)
 	p.assumeNoHeadIfAllowed(d)
 	err := next(ctx, d)
-	if err == nil || d.claimed || errors.Is(err, errUseLedger) || p.isCrashed() {
+	if err == nil || d.route != routeFirst || errors.Is(err, errUseLedger) || p.isCrashed() {
 		return err
 	}
 	if Classify(err, d.delivered, p.cfg.MaxDeliver, p.cfg.NakBackoff, p.now()).Action != Fail {
@@ -81,10 +85,11 @@ func (p *Processor) firstDelivery(ctx context.Context, d *delivery, next handler
 	return err
 }
 
-// claimForOutcome claims a fast delivery's request id for an outcome that
-// moves no head, by its marker; a record already there is errUseLedger.
+// claimForOutcome claims a first delivery's request id (routeFirst) for
+// an outcome that moves no head, by its marker; a record already there is
+// errUseLedger.
 func (p *Processor) claimForOutcome(ctx context.Context, d *delivery) error {
-	if !d.fast || d.claimed {
+	if d.route != routeFirst {
 		return nil
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
@@ -96,7 +101,7 @@ func (p *Processor) claimForOutcome(ctx context.Context, d *delivery) error {
 	if !created {
 		return errUseLedger
 	}
-	d.claimed = true
+	d.take(turnClaim)
 	return p.crashPoint(stepOutcomeMarked)
 }
 
@@ -105,7 +110,7 @@ func (p *Processor) claimForOutcome(ctx context.Context, d *delivery) error {
 // already, so that a later first delivery of the id finds it
 // (firstDelivery).
 func (p *Processor) markOutcomeInLedger(ctx context.Context, d *delivery) error {
-	if d.claimed {
+	if d.route == routeClaimed {
 		return nil // by its marker or its checkpoint
 	}
 	_, err := p.lanes.MarkOutcomeInLedger(ctx, d.req.RequestID)
@@ -138,7 +143,7 @@ func (p *Processor) dedupeWithLedger(next handler) handler {
 			return next(ctx, d)
 		}
 		if entry.ContentHash != hash {
-			d.conflict = true
+			d.take(turnConflict)
 			return errcode.WithDetails(errcode.RequestIDConflict, "request_id was used with a different body",
 				map[string]any{"field": "request_id", "rule": "unique", "request_id": d.req.RequestID})
 		}
@@ -176,7 +181,7 @@ func (p *Processor) assumeNoHeadIfAllowed(d *delivery) bool {
 	if !p.assumesNoHead(d) {
 		return false
 	}
-	d.head, d.headRev, d.headKnown, d.headAssumed = nil, 0, true, true
+	d.holdHead(nil, 0, headAssumed)
 	return true
 }
 
@@ -208,14 +213,13 @@ func (p *Processor) finishEarlierActivation(ctx context.Context, d *delivery) (d
 	if plan == nil {
 		return false, nil
 	}
-	head, rev, known := d.takeHead()
-	if !known || d.headAssumed {
+	head, rev, from := d.takeHead()
+	if from == headNone || from == headAssumed {
 		if head, rev, err = p.lanes.Head(ctx, plan.Lane); err != nil {
 			return true, err
 		}
-		d.headAssumed = false
 	}
-	d.head, d.headRev, d.headKnown = head, rev, true // for compaction, if not done
+	d.holdHead(head, rev, headRead) // for compaction, if not done
 	if head == nil || head.Generation < plan.Generation {
 		return false, nil
 	}
@@ -258,7 +262,7 @@ func (p *Processor) readHead(ctx context.Context, d *delivery) (wait func()) {
 	return func() {
 		<-done
 		if err == nil {
-			d.head, d.headRev, d.headKnown = head, rev, true
+			d.holdHead(head, rev, headRead)
 		}
 	}
 }

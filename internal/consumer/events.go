@@ -233,7 +233,7 @@ func (p *Processor) failedRecord(d *delivery, e *errcode.Error) (outbox.Record, 
 	case !events.ValidName(rid):
 		rid = bodyName(d.body)
 		id = rid + ":" + kindFailed
-	case d.conflict:
+	case d.route == routeConflict:
 		id = rid + ":conflict:" + ledger.ContentHash(d.body)[:16]
 	case d.entry != nil:
 		id = eventID(rid, kindFailed, d.entry.Round)

@@ -26,49 +26,21 @@ type delivery struct {
 	entry *ledger.Entry
 	rev   uint64
 
-	conflict bool // the body differs from the ledger's: leave the ledger alone
-	// fast says the ledger was not read (firstDelivery): the request's
-	// record in the checkpoints bucket stands in for it once claimed is
-	// set, and anything else sends the delivery to the ledger
-	// (errUseLedger).
-	fast, claimed bool
-	// planInCheckpoint is set once the plan being activated is the one
-	// stored with the request's checkpoint (storeLocalPlan, localPlan).
-	planInCheckpoint bool
-	status           string // outcome status for metrics, set where the outcome is decided
+	route  route  // the way to the outcome (route.go); changed only by take
+	status string // outcome status for metrics, set where the outcome is decided
 
-	// head and headRev are the lane head as read before compaction; the
-	// first activation attempt swaps against them instead of reading again.
-	// headAssumed says the head was not read but taken to be absent
-	// (assumesNoHead): the first activation creates it, create-only.
-	head        *lanes.Head
-	headRev     uint64
-	headKnown   bool
-	headAssumed bool
-	headKept    bool // the head is the one this processor committed last (recentHeads)
+	// head and headRev are the lane head held for compaction (holdHead);
+	// the first activation attempt swaps against them instead of reading
+	// again (takeHead).
+	head     *lanes.Head
+	headRev  uint64
+	headFrom headSource
 
-	// committing is set while the request holds a commit slot (commitgate.go).
-	committing bool
+	// slot is the commit gate whose slot the request holds, nil while it
+	// holds none (commitgate.go).
+	slot *commitGate
 
 	settled jsrun.Decision // how the runner settles the message, set by settle
-}
-
-// resetForLedger forgets what a fast attempt (firstDelivery) learned,
-// before the delivery runs again with the ledger.
-func (d *delivery) resetForLedger() {
-	d.mu.Lock()
-	d.entry, d.rev = nil, 0
-	d.mu.Unlock()
-	d.fast, d.claimed, d.conflict, d.planInCheckpoint, d.status = false, false, false, false, ""
-	d.head, d.headRev, d.headKnown, d.headAssumed, d.headKept = nil, 0, false, false, false
-}
-
-// takeHead returns the head read before compaction, once; known is false
-// when there is none to reuse.
-func (d *delivery) takeHead() (head *lanes.Head, rev uint64, known bool) {
-	head, rev, known = d.head, d.headRev, d.headKnown
-	d.head, d.headRev, d.headKnown = nil, 0, false
-	return head, rev, known
 }
 
 func newDelivery(msg jsrun.Msg) *delivery {

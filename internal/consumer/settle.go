@@ -102,7 +102,7 @@ func (p *Processor) fail(ctx context.Context, d *delivery, e *errcode.Error) err
 	if err != nil {
 		return err
 	}
-	if d.entry != nil && !d.conflict {
+	if d.entry != nil && d.route != routeConflict {
 		if err := p.markOutcomeInLedger(ctx, d); err != nil {
 			return err
 		}
