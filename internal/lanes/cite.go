@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/outbox"
 )
 

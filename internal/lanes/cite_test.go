@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/outbox"
 )
 
