@@ -26,7 +26,9 @@ type delivery struct {
 	entry *ledger.Entry
 	rev   uint64
 
-	route  route  // the way to the outcome (route.go); changed only by take
+	// route is the way to the outcome (route.go): routeLedger, or
+	// routeFirst from the start of firstDelivery, then changed only by take.
+	route  route
 	status string // outcome status for metrics, set where the outcome is decided
 
 	// head and headRev are the lane head held for compaction (holdHead);

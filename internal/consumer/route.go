@@ -42,18 +42,11 @@ const (
 	routeConflict
 )
 
+var routeNames = [...]string{routeLedger: "ledger", routeFirst: "first", routeClaimed: "claimed", routeLocalPlan: "local_plan", routeConflict: "conflict"}
+
 func (r route) String() string {
-	switch r {
-	case routeLedger:
-		return "ledger"
-	case routeFirst:
-		return "first"
-	case routeClaimed:
-		return "claimed"
-	case routeLocalPlan:
-		return "local_plan"
-	case routeConflict:
-		return "conflict"
+	if int(r) < len(routeNames) {
+		return routeNames[r]
 	}
 	return fmt.Sprintf("route(%d)", uint8(r))
 }
@@ -74,16 +67,11 @@ const (
 	turnConflict
 )
 
+var turnNames = [...]string{turnClaim: "claim", turnToLedger: "to_ledger", turnAdoptPlan: "adopt_plan", turnConflict: "conflict"}
+
 func (t turn) String() string {
-	switch t {
-	case turnClaim:
-		return "claim"
-	case turnToLedger:
-		return "to_ledger"
-	case turnAdoptPlan:
-		return "adopt_plan"
-	case turnConflict:
-		return "conflict"
+	if int(t) < len(turnNames) {
+		return turnNames[t]
 	}
 	return fmt.Sprintf("turn(%d)", uint8(t))
 }
