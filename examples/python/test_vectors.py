@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cairn_canonical as cc  # noqa: E402
 
 VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                       "..", "..", "internal", "canonical", "testdata", "vectors.json")
+                       "..", "..", "canonical", "testdata", "vectors.json")
 
 
 def load_vectors():
