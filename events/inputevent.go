@@ -288,10 +288,19 @@ func (e *InputEvent) fillOmittedHashes() error {
 	return nil
 }
 
-// Map returns the event's wire form, every member (a nil pointer or tool
-// as null, nil artifact_ids as []), for persisting a lane.
+// Map returns the event's wire form as encoding/json writes it from the
+// tags: an omitempty member with its zero value is left out, content is
+// null when nil. An optional member added to InputEvent thus changes no
+// encoded event that does not set it.
 func (e InputEvent) Map() map[string]any {
-	return plainMembers(reflect.ValueOf(e), inputEventFields)
+	m := plainMembers(reflect.ValueOf(e), inputEventFields)
+	v := reflect.ValueOf(e)
+	for _, f := range inputEventFields {
+		if f.omitEmpty && v.FieldByIndex(f.index).IsZero() {
+			delete(m, f.name)
+		}
+	}
+	return m
 }
 
 // CanonicalValue makes an InputEvent encodable by the canonical encoder.

@@ -20,9 +20,11 @@ type wireField struct {
 	// required: not omitempty, and not tagged required:"false" (a member
 	// that may be absent although it is always encoded).
 	required bool
-	typ      reflect.Type
-	index    []int // for reflect.Value.FieldByIndex
-	tag      reflect.StructTag
+	// omitEmpty: tagged omitempty.
+	omitEmpty bool
+	typ       reflect.Type
+	index     []int // for reflect.Value.FieldByIndex
+	tag       reflect.StructTag
 }
 
 // wireFields lists t's JSON members in encoding order, flattening embedded
@@ -40,7 +42,8 @@ func wireFields(t reflect.Type) []wireField {
 			}
 		case f.IsExported() && name != "-":
 			required := !strings.Contains(opts, "omitempty") && f.Tag.Get("required") != "false"
-			out = append(out, wireField{name, required, f.Type, []int{i}, f.Tag})
+			omitEmpty := strings.Contains(opts, "omitempty")
+			out = append(out, wireField{name, required, omitEmpty, f.Type, []int{i}, f.Tag})
 		}
 	}
 	return out
