@@ -60,10 +60,9 @@ func TestKillLoopAgainstAServer(t *testing.T) {
 	args := []string{"--nats-url", srv.URL(), "--workers", "4", "--ack-wait", killLoopAckWait.String()}
 
 	var kills []time.Time
+	var orphaned orphanLedger
 	landed, orphans := 0, 0
 	for len(kills) < killLoopMaxKills && landed < killLoopLanded {
-		// Earlier kills left requests unacknowledged until their AckWait ends.
-		left := ackPending(ctx, js)
 		svc := startServe(t, args...)
 		// Some outcomes first, so that the kill hits a process at work; a
 		// different number each time, so that it hits it at different points.
@@ -72,7 +71,7 @@ func TestKillLoopAgainstAServer(t *testing.T) {
 			if n := rec.outcomeCount() - from; n < 3+k%5 {
 				return fmt.Errorf("%d outcomes since start %d", n, k+1)
 			}
-			if ackPending(ctx, js) <= left {
+			if ackPending(ctx, js) <= orphaned.waiting(time.Now()) {
 				return fmt.Errorf("serve %d holds no request", k+1)
 			}
 			return nil
@@ -81,11 +80,14 @@ func TestKillLoopAgainstAServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-svc.done
-		kills = append(kills, time.Now())
-		// What is still unacknowledged now was delivered to the dead process.
-		if held := ackPending(ctx, js) - left; held > 0 {
+		now := time.Now()
+		kills = append(kills, now)
+		// What is unacknowledged beyond the earlier kills' orphans still
+		// waiting for their AckWait was delivered to the dead process.
+		if held := ackPending(ctx, js) - orphaned.waiting(now); held > 0 {
 			landed++
 			orphans += held
+			orphaned.add(now, held)
 		}
 	}
 	startServe(t, args...)
@@ -115,6 +117,33 @@ func TestKillLoopAgainstAServer(t *testing.T) {
 	if gap >= killLoopMaxGap {
 		t.Errorf("longest gap without an outcome %s, want < %s", gap, killLoopMaxGap)
 	}
+}
+
+// orphanLedger remembers how many requests each kill left unacknowledged.
+// They stay pending until their AckWait ends, and are then delivered to
+// the process running at that time: a count of pending requests says that
+// process holds some only beyond the orphans still waiting.
+type orphanLedger []struct {
+	at   time.Time
+	held int
+}
+
+func (l *orphanLedger) add(at time.Time, held int) {
+	*l = append(*l, struct {
+		at   time.Time
+		held int
+	}{at, held})
+}
+
+// waiting is how many orphans have not reached their AckWait at now.
+func (l orphanLedger) waiting(now time.Time) int {
+	n := 0
+	for _, o := range l {
+		if now.Sub(o.at) < killLoopAckWait {
+			n += o.held
+		}
+	}
+	return n
 }
 
 // waitFor polls f until it returns nil within the test's budget.
