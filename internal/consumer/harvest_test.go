@@ -151,3 +151,30 @@ func TestCutEntriesOnCluster(t *testing.T) {
 	}
 	t.Logf("%d direct gets for 40 reads", gets.Load())
 }
+
+// A claim-checked request's cut events are read from its events object.
+func TestCutEntriesReadAnEventsObject(t *testing.T) {
+	e := singleEnv(t)
+	p, err := New(testConfig(), Deps{JS: e.js, Stores: e.stores, Compactor: EngineCompactor{}, Summarizer: offline.New(offline.DefaultOptions())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var m map[string]any
+	mustJSON(t, engineBody(t, "obj-1", "obj", "", 3, nil), &m)
+	if _, err := e.stores.Lanes.PutBytes(ctx, "lane-obj-1", mustMarshal(t, m["events"])); err != nil {
+		t.Fatal(err)
+	}
+	first := m["events"].([]any)[0].(map[string]any)
+	delete(m, "events")
+	m["events_object"] = "lane-obj-1"
+	seq := e.publish(t, mustMarshal(t, m), "obj-1").Sequence
+	got, err := p.CutEntries(ctx, seq, "obj-1", []string{"obj-1-e001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []facts.Entry{{ID: "obj-1-e001", Role: "user", Content: first["content"].(string)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("cut entries:\n got %+v\nwant %+v", got, want)
+	}
+}
