@@ -43,6 +43,15 @@
 // 1 000 random strings with such letters, which js-tiktoken counts as this
 // package does. Whitespace keeps Go's tables (Unicode's White_Space).
 //
+// # Contractions
+//
+// tiktoken's patterns match the contractions ('s, 't, 're, 've, 'm, 'll,
+// 'd) case-insensitively, and its engines fold by Unicode's simple case
+// folding, under which ſ (U+017F) is s: "'ſ" ends a letter piece as "'s"
+// does (contraction). js-tiktoken writes the contractions out in their
+// ASCII cases and does not, so it may count a text with "'ſ" after a
+// letter one token apart (TestLongSIsAContractionAsInTiktoken).
+//
 // Everything here is pure: the vocabularies are data, Cache is a bounded
 // structure its owner hands to whoever counts, and the memo of recent
 // pieces an Encoding keeps per counting goroutine holds only what the
