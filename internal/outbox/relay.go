@@ -34,6 +34,13 @@ type RelayConfig struct {
 	// that committed them (DeliverCommitted) before delivering them itself
 	// (0..1m). Records a crash left behind are delivered after it.
 	Grace time.Duration
+	// AttemptTimeout bounds one delivery of a key by the watch or the
+	// retry pass: its read, its publishes and its clear (100ms..1m). A
+	// call to a server or a stream leader that froze then gives up after
+	// it rather than after the client's 5 s default, and the key is tried
+	// again a RetryInterval later, by when the group may have a new
+	// leader.
+	AttemptTimeout time.Duration
 	// QueuedClears bounds the cleared values DeliverCommitted leaves to the
 	// running relay instead of writing them itself (0..1e6; 0: the writer
 	// always clears). When the queue is full the writer clears inline.
@@ -54,7 +61,7 @@ type RelayConfig struct {
 
 // DefaultRelayConfig returns the configuration Cairn runs with.
 func DefaultRelayConfig() RelayConfig {
-	return RelayConfig{ClearAttempts: 10, RetryInterval: time.Second, MaxRetryKeys: 10000, Grace: 2 * time.Second, QueuedClears: 1024}
+	return RelayConfig{ClearAttempts: 10, RetryInterval: time.Second, AttemptTimeout: 3 * time.Second, MaxRetryKeys: 10000, Grace: 2 * time.Second, QueuedClears: 1024}
 }
 
 // Validate names the first field out of bounds.
@@ -64,6 +71,8 @@ func (c RelayConfig) Validate() error {
 		return fmt.Errorf("outbox: ClearAttempts must be 1..100, got %d", c.ClearAttempts)
 	case c.RetryInterval < 10*time.Millisecond || c.RetryInterval > time.Minute:
 		return fmt.Errorf("outbox: RetryInterval must be 10ms..1m, got %s", c.RetryInterval)
+	case c.AttemptTimeout < 100*time.Millisecond || c.AttemptTimeout > time.Minute:
+		return fmt.Errorf("outbox: AttemptTimeout must be 100ms..1m, got %s", c.AttemptTimeout)
 	case c.MaxRetryKeys < 1 || c.MaxRetryKeys > 1_000_000:
 		return fmt.Errorf("outbox: MaxRetryKeys must be 1..1000000, got %d", c.MaxRetryKeys)
 	case c.Grace < 0 || c.Grace > time.Minute:
@@ -302,7 +311,9 @@ func (r *Relay) deliverEach(ctx context.Context, keys []string) {
 }
 
 func (r *Relay) deliverOrRetry(ctx context.Context, key string) {
-	if err := r.Deliver(ctx, key); err != nil && ctx.Err() == nil {
+	attempt, cancel := context.WithTimeout(ctx, r.cfg.AttemptTimeout)
+	defer cancel()
+	if err := r.Deliver(attempt, key); err != nil && ctx.Err() == nil {
 		r.log.Warn("outbox: delivery failed; will retry", "key", key, "err", err)
 		r.retryLater(key)
 	}
