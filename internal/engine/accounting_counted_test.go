@@ -72,9 +72,9 @@ func replacedBytes(t *testing.T, r Rendered) int64 {
 		if v.copyOf < 0 {
 			continue
 		}
-		parts, ok := splitView(inner, v.marks)
+		parts, ok := splitView(inner)
 		if !ok {
-			t.Fatalf("the projected copy of lane event %d cannot be split at its marks %+v", v.copyOf, v.marks)
+			t.Fatalf("the projected copy of lane event %d cannot be split at its keys", v.copyOf)
 		}
 		n += int64(len(parts[1]) + len(parts[3]))
 	}

@@ -697,13 +697,13 @@ func (c *compaction) renderCanonical(sem *semantic.Semantic, laneEvents []events
 	b, err := appendCanonicalRendering(slices.Grow(*bp, renderedSizeHint(laneEvents)), enc, len(laneEvents),
 		func(dst []byte, j int) ([]byte, error) {
 			start := len(dst)
-			dst, marks, err := c.appendEventView(dst, &laneEvents[j], first+j)
+			dst, err := c.appendEventView(dst, &laneEvents[j], first+j)
 			if views != nil {
 				index, copyOf := first+j, -1
 				if c.isProjected(index) {
 					index, copyOf = -1, index
 				}
-				views[j] = viewSpan{start: start, end: len(dst), event: &laneEvents[j], index: index, copyOf: copyOf, marks: marks}
+				views[j] = viewSpan{start: start, end: len(dst), event: &laneEvents[j], index: index, copyOf: copyOf}
 			}
 			return dst, err
 		})
@@ -734,31 +734,26 @@ func (c *compaction) releaseViews() {
 func (c *compaction) isProjected(i int) bool { return i < len(c.projected) && c.projected[i] }
 
 // appendEventView appends the canonical view of e, the lane's event i as
-// this compaction holds it, and the view's marks: its encoded view unless
-// projection replaced it.
-func (c *compaction) appendEventView(dst []byte, e *events.InputEvent, i int) ([]byte, viewMarks, error) {
-	var marks viewMarks
+// this compaction holds it: its encoded view unless projection replaced it.
+func (c *compaction) appendEventView(dst []byte, e *events.InputEvent, i int) ([]byte, error) {
 	if c.isProjected(i) {
-		dst, err := appendMarkedView(dst, e, &marks)
-		return dst, marks, err
+		return appendView(dst, e)
 	}
-	lv := c.laneViews()
-	view, err := lv.view(i)
+	view, err := c.laneViews().view(i)
 	if err != nil {
-		return dst, marks, err
+		return dst, err
 	}
-	return append(dst, view...), lv.marks[i], nil
+	return append(dst, view...), nil
 }
 
-// laneView is the lane's event i's encoded view and its marks (nil when
-// it has none), for counting its projected copy.
-func (c *compaction) laneView(i int) ([]byte, viewMarks) {
-	lv := c.laneViews()
-	view, err := lv.view(i)
+// laneView is the lane's event i's encoded view (nil when it has none),
+// for counting its projected copy.
+func (c *compaction) laneView(i int) []byte {
+	view, err := c.laneViews().view(i)
 	if err != nil {
-		return nil, viewMarks{}
+		return nil
 	}
-	return view, lv.marks[i]
+	return view
 }
 
 // eventTokens is EstimatedTokens(*e) for e, the lane's event i as this

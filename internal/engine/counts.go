@@ -52,14 +52,12 @@ func keyOf(c counter, e *events.InputEvent) viewKey {
 // viewSpan is where the canonical view of event sits in a rendering;
 // index is the event's position in the request's lane when the view is
 // the lane event's own (not a projection of it), else -1; copyOf is the
-// lane position of the event a projected view replaces, else -1; marks
-// are the view's (zero when not known).
+// lane position of the event a projected view replaces, else -1.
 type viewSpan struct {
 	start, end int
 	event      *events.InputEvent
 	index      int
 	copyOf     int
-	marks      viewMarks
 }
 
 // viewCounts are the view counts of one compaction: the caller's cache,
@@ -74,7 +72,7 @@ type viewCounts struct {
 	cache    *CountCache
 	lane     []int64 // by lane position; -1 until counted
 	kept     []keptCounts
-	laneView func(i int) ([]byte, viewMarks)
+	laneView func(i int) []byte
 	counted  int64
 }
 
@@ -132,7 +130,7 @@ func (vc *viewCounts) count(c counter, v viewSpan, inner []byte) int64 {
 // remembered; a projected copy takes them when its kept parts are the
 // lane view's bytes.
 func (vc *viewCounts) countView(c counter, v viewSpan, inner []byte) int64 {
-	parts, ok := splitView(inner, v.marks)
+	parts, ok := splitView(inner)
 	if !ok {
 		return vc.text(c, inner)
 	}
@@ -152,24 +150,39 @@ func (vc *viewCounts) keptOf(i int, parts [4][]byte) (keptCounts, bool) {
 	if i < 0 || i >= len(vc.kept) || !vc.kept[i].ok || vc.laneView == nil {
 		return keptCounts{}, false
 	}
-	view, marks := vc.laneView(i)
+	view := vc.laneView(i)
 	if len(view) < len(`{"}`) {
 		return keptCounts{}, false
 	}
-	orig, ok := splitView(view[len(`{"`):len(view)-len(`}`)], marks)
+	orig, ok := splitView(view[len(`{"`) : len(view)-len(`}`)])
 	if !ok || !bytes.Equal(orig[0], parts[0]) || !bytes.Equal(orig[2], parts[2]) {
 		return keptCounts{}, false
 	}
 	return vc.kept[i], true
 }
 
-// splitView splits inner, a view without its braces, at the view's marks
-// into its parts: up to content, content to event_id (replaced by
-// projection), event_id to tool, and tool on (replaced); false when the
-// marks are unknown or a count may not be split there.
-func splitView(inner []byte, m viewMarks) (parts [4][]byte, ok bool) {
-	offset := len(`{"`)
-	at := [3]int{m.content - offset, m.eventID - offset, m.tool - offset}
+// splitView splits inner, a view without its braces, into its parts: up
+// to the key content, from content to event_id (replaced by projection),
+// from event_id to tool, and from tool on (replaced); false when a key is
+// not found or a count may not be split there. In canonical JSON a quote
+// inside a string is escaped, so `,"` is always a member's start: the
+// values before content and between content and event_id are strings,
+// a list of strings and an integer, so the first content and event_id
+// members found are the view's own. Provenance and tool may hold a
+// "tool" member of their own, so the last one found may lie inside the
+// tool: the parts then still add up to inner, and a projected copy only
+// shares less of its count.
+func splitView(inner []byte) (parts [4][]byte, ok bool) {
+	content := bytes.Index(inner, []byte(`,"content":`))
+	eventID := -1
+	if content >= 0 {
+		eventID = bytes.Index(inner[content:], []byte(`,"event_id":`))
+	}
+	tool := bytes.LastIndex(inner, []byte(`,"tool":`))
+	if content < 0 || eventID < 0 || tool < 0 {
+		return parts, false
+	}
+	at := [3]int{content + len(`,"`), content + eventID + len(`,"`), tool + len(`,"`)}
 	prev := 0
 	for i, p := range at {
 		if p <= prev || p >= len(inner) || !tokens.SplitsAt(inner, p) {

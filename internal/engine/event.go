@@ -33,51 +33,17 @@ func stringOrNil(s *string) any {
 	return *s
 }
 
-func mapOrNil(m map[string]any) any {
-	if m == nil {
-		return nil
-	}
-	return m
-}
-
-// View returns an event as a summarizer sees it (the 13-key to_map shape).
+// View returns an event as a summarizer sees it (EventView). Its
+// artifact_ids are [] when the event has none, as in its canonical form,
+// so that the payload's JSON carries a list too.
 func View(e events.InputEvent) EventView {
-	return EventView{
-		EventID:             e.EventID,
-		ChatSeq:             e.ChatSeq,
-		RunAgentID:          e.RunAgentID,
-		CheckpointNamespace: e.CheckpointNamespace,
-		LaneEventOrdinal:    e.LaneEventOrdinal,
-		Role:                e.Role,
-		Provenance:          e.Provenance,
-		ProvenanceSHA256:    e.ProvenanceSHA256,
-		Content:             e.Content,
-		Tool:                e.Tool,
-		ArtifactIDs:         stringsOrEmpty(e.ArtifactIDs),
-		Truncated:           e.Truncated,
-		ContentHash:         e.ContentHash,
-	}
+	v := EventView(e)
+	v.ArtifactIDs = stringsOrEmpty(v.ArtifactIDs)
+	return v
 }
 
-// CanonicalValue returns the 13-key to_map object of the view, so a view can
-// be hashed and rendered canonically.
-func (v EventView) CanonicalValue() any {
-	return map[string]any{
-		"event_id":             v.EventID,
-		"chat_seq":             v.ChatSeq,
-		"run_agent_id":         v.RunAgentID,
-		"checkpoint_namespace": v.CheckpointNamespace,
-		"lane_event_ordinal":   v.LaneEventOrdinal,
-		"role":                 v.Role,
-		"provenance":           v.Provenance,
-		"provenance_sha256":    v.ProvenanceSHA256,
-		"content":              stringOrNil(v.Content),
-		"tool":                 mapOrNil(v.Tool),
-		"artifact_ids":         stringsOrEmpty(v.ArtifactIDs),
-		"truncated":            v.Truncated,
-		"content_hash":         v.ContentHash,
-	}
-}
+// CanonicalValue is the view's canonical form, built from its tags.
+func (v EventView) CanonicalValue() any { return events.Plain(&v) }
 
 // EstimatedTokens is an event's cost for the tail budget and for chunking:
 // TokenCount when set, else the byte length of the canonical 13-key view.

@@ -254,3 +254,12 @@ func TestAppendViewMatchesCanonicalEncoding(t *testing.T) {
 		}
 	}
 }
+
+// mapOrNil is m, or nil for a nil map: a nil tool is null in the content
+// hash's payload.
+func mapOrNil(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return m
+}

@@ -59,20 +59,28 @@ type RepairError struct {
 	Details map[string]any `json:"details"`
 }
 
-// EventView is an event as a summarizer sees it: the 13-key to_map shape of
-// the wire InputEvent (token_count and protected removed).
+// EventView is an event as a summarizer sees it, and as it is sized and
+// rendered (canonical_v1): the 13 members its json tags name, which are
+// the wire InputEvent's without token_count and protected; a nil tool is
+// null and nil artifact_ids are [] (its canonical form, CanonicalValue, is
+// built from these tags). Its fields are InputEvent's, in InputEvent's
+// order, so that an event converts to its view (View) without a copy: a
+// field added to InputEvent must be added here too, in the view or
+// tagged "-", or the conversion no longer compiles.
 type EventView struct {
 	EventID             string         `json:"event_id"`
-	ChatSeq             int64          `json:"chat_seq"`
 	RunAgentID          string         `json:"run_agent_id"`
-	CheckpointNamespace string         `json:"checkpoint_namespace"`
+	ChatSeq             int64          `json:"chat_seq"`
 	LaneEventOrdinal    int64          `json:"lane_event_ordinal"`
+	CheckpointNamespace string         `json:"checkpoint_namespace"`
 	Role                string         `json:"role"`
 	Provenance          any            `json:"provenance"`
 	ProvenanceSHA256    string         `json:"provenance_sha256"`
+	ContentHash         string         `json:"content_hash"`
 	Content             *string        `json:"content"`
-	Tool                map[string]any `json:"tool"`
+	Tool                map[string]any `json:"tool" nil:"null"`
 	ArtifactIDs         []string       `json:"artifact_ids"`
 	Truncated           bool           `json:"truncated"`
-	ContentHash         string         `json:"content_hash"`
+	Protected           bool           `json:"-"`
+	TokenCount          *int64         `json:"-"`
 }

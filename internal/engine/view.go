@@ -9,29 +9,18 @@ import (
 	"github.com/cairnhq/cairn/canonical"
 )
 
-// appendView appends the canonical encoding of e's 13-key view (keys in
-// byte order) to dst. It produces the same bytes as canonical.Encode(e.View())
-// without building a map per event, which keeps sizing and rendering a
-// 10 000-event lane cheap. Nested values (provenance, tool) are checked
+// appendView appends the canonical encoding of e's view to dst: the bytes
+// of canonical.AppendEncode(dst, View(*e)), whose form EventView's tags
+// define, written key by key (in byte order) instead of building the
+// view's map, since sizing and rendering encode every view of a lane. It
+// stays by the speed rule (docs/architecture.md, "Speed work"): with the
+// tag-driven encoding instead, `processor bench --events 100` spends more
+// CPU per request (docs/performance.md, "What the kept fast paths are
+// worth"). TestAppendViewMatchesCanonicalEncoding holds it to the
+// tag-driven encoding. Nested values (provenance, tool) are checked
 // against the canonical depth limit relative to themselves.
 func appendView(dst []byte, e *events.InputEvent) ([]byte, error) {
-	return appendMarkedView(dst, e, nil)
-}
-
-// viewMarks are where, from the view's first byte, the keys content,
-// event_id and tool begin (their first letter); zero when not known.
-// Projection replaces content, content_hash, tool and truncated and keeps
-// the rest, so the view's bytes before content and from event_id to tool
-// are those of the event's projected copy too.
-type viewMarks struct {
-	content, eventID, tool int
-}
-
-// appendMarkedView is appendView recording the view's marks in m (nil
-// for none).
-func appendMarkedView(dst []byte, e *events.InputEvent, m *viewMarks) ([]byte, error) {
 	var err error
-	start := len(dst)
 	dst = append(dst, `{"artifact_ids":`...)
 	if dst, err = appendStrings(dst, e.ArtifactIDs); err != nil {
 		return dst, err
@@ -43,9 +32,6 @@ func appendMarkedView(dst []byte, e *events.InputEvent, m *viewMarks) ([]byte, e
 		return dst, err
 	}
 	dst = append(dst, `,"content":`...)
-	if m != nil {
-		m.content = len(dst) - start - len(`content":`)
-	}
 	if dst, err = appendOptionalString(dst, e.Content); err != nil {
 		return dst, err
 	}
@@ -54,9 +40,6 @@ func appendMarkedView(dst []byte, e *events.InputEvent, m *viewMarks) ([]byte, e
 		return dst, err
 	}
 	dst = append(dst, `,"event_id":`...)
-	if m != nil {
-		m.eventID = len(dst) - start - len(`event_id":`)
-	}
 	if dst, err = canonical.AppendString(dst, e.EventID); err != nil {
 		return dst, err
 	}
@@ -66,12 +49,11 @@ func appendMarkedView(dst []byte, e *events.InputEvent, m *viewMarks) ([]byte, e
 	if dst, err = canonical.AppendEncode(dst, e.Provenance); err != nil {
 		return dst, err
 	}
-	return appendViewTail(dst, e, start, m)
+	return appendViewTail(dst, e)
 }
 
-// appendViewTail appends the view's keys from provenance_sha256 on to the
-// view begun at start, marking the tool key in m (nil for none).
-func appendViewTail(dst []byte, e *events.InputEvent, start int, m *viewMarks) ([]byte, error) {
+// appendViewTail appends the view's keys from provenance_sha256 on.
+func appendViewTail(dst []byte, e *events.InputEvent) ([]byte, error) {
 	var err error
 	dst = append(dst, `,"provenance_sha256":`...)
 	if dst, err = canonical.AppendString(dst, e.ProvenanceSHA256); err != nil {
@@ -86,10 +68,9 @@ func appendViewTail(dst []byte, e *events.InputEvent, start int, m *viewMarks) (
 		return dst, err
 	}
 	dst = append(dst, `,"tool":`...)
-	if m != nil {
-		m.tool = len(dst) - start - len(`tool":`)
-	}
-	if dst, err = canonical.AppendEncode(dst, mapOrNil(e.Tool)); err != nil {
+	if e.Tool == nil {
+		dst = append(dst, "null"...)
+	} else if dst, err = canonical.AppendEncode(dst, e.Tool); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"truncated":`...)
@@ -135,11 +116,10 @@ func appendOptionalString(dst []byte, s *string) ([]byte, error) {
 // They are laid out as the canonical rendering of the whole lane begins,
 // so that the before budget can measure them in place.
 type laneViews struct {
-	enc   []byte        // {"events":[ and the views, comma separated
-	ends  []int         // where event i's view ends in enc
-	marks []viewMarks   // event i's view's marks
-	errs  map[int]error // why event i has no canonical view (its view is empty)
-	buf   *[]byte       // the pooled buffer enc lives in
+	enc  []byte        // {"events":[ and the views, comma separated
+	ends []int         // where event i's view ends in enc
+	errs map[int]error // why event i has no canonical view (its view is empty)
+	buf  *[]byte       // the pooled buffer enc lives in
 
 	laneEvents []events.InputEvent // the events viewed
 }
@@ -147,13 +127,13 @@ type laneViews struct {
 const renderingHead = `{"events":[`
 
 func encodeViews(laneEvents []events.InputEvent) *laneViews {
-	v := &laneViews{ends: make([]int, len(laneEvents)), marks: make([]viewMarks, len(laneEvents)), buf: renderBuffers.get(), laneEvents: laneEvents}
+	v := &laneViews{ends: make([]int, len(laneEvents)), buf: renderBuffers.get(), laneEvents: laneEvents}
 	b := append(slices.Grow(*v.buf, renderedSizeHint(laneEvents)), renderingHead...)
 	for i := range laneEvents {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		next, err := appendMarkedView(b, &laneEvents[i], &v.marks[i])
+		next, err := appendView(b, &laneEvents[i])
 		if err != nil {
 			if v.errs == nil {
 				v.errs = map[int]error{}
@@ -198,7 +178,7 @@ func (v *laneViews) spans() []viewSpan {
 	spans := make([]viewSpan, len(v.ends))
 	start := len(renderingHead)
 	for i, end := range v.ends {
-		spans[i] = viewSpan{start: start, end: end, event: &v.laneEvents[i], index: i, copyOf: -1, marks: v.marks[i]}
+		spans[i] = viewSpan{start: start, end: end, event: &v.laneEvents[i], index: i, copyOf: -1}
 		start = end + 1 // past the comma
 	}
 	return spans
