@@ -37,9 +37,13 @@ func stringOrNil(s *string) any {
 // artifact_ids are [] when the event has none, as in its canonical form,
 // so that the payload's JSON carries a list too.
 func View(e events.InputEvent) EventView {
-	v := EventView(e)
-	v.ArtifactIDs = stringsOrEmpty(v.ArtifactIDs)
-	return v
+	return EventView{
+		EventID: e.EventID, RunAgentID: e.RunAgentID, ChatSeq: e.ChatSeq,
+		LaneEventOrdinal: e.LaneEventOrdinal, CheckpointNamespace: e.CheckpointNamespace,
+		Role: e.Role, Provenance: e.Provenance, ProvenanceSHA256: e.ProvenanceSHA256,
+		ContentHash: e.ContentHash, Content: e.Content, Tool: e.Tool,
+		ArtifactIDs: stringsOrEmpty(e.ArtifactIDs), Truncated: e.Truncated,
+	}
 }
 
 // CanonicalValue is the view's canonical form, built from its tags.

@@ -60,13 +60,11 @@ type RepairError struct {
 }
 
 // EventView is an event as a summarizer sees it, and as it is sized and
-// rendered (canonical_v1): the 13 members its json tags name, which are
-// the wire InputEvent's without token_count and protected; a nil tool is
-// null and nil artifact_ids are [] (its canonical form, CanonicalValue, is
-// built from these tags). Its fields are InputEvent's, in InputEvent's
-// order, so that an event converts to its view (View) without a copy: a
-// field added to InputEvent must be added here too, in the view or
-// tagged "-", or the conversion no longer compiles.
+// rendered (canonical_v1): the 13 members its json tags name; a nil tool
+// is null and nil artifact_ids are [] (its canonical form, CanonicalValue,
+// is built from these tags). The view is its own shape, not the wire
+// event's: a member added to InputEvent is not in it, so adding one
+// changes no token count and no summary.
 type EventView struct {
 	EventID             string         `json:"event_id"`
 	RunAgentID          string         `json:"run_agent_id"`
@@ -81,6 +79,4 @@ type EventView struct {
 	Tool                map[string]any `json:"tool" nil:"null"`
 	ArtifactIDs         []string       `json:"artifact_ids"`
 	Truncated           bool           `json:"truncated"`
-	Protected           bool           `json:"-"`
-	TokenCount          *int64         `json:"-"`
 }
