@@ -69,7 +69,7 @@ func Lane(ctx context.Context, store *lanes.Store, lane lanes.Lane, full bool) (
 		Lane: lane, Key: key, Revision: rev, Generation: head.Generation,
 		CheckpointID: head.CheckpointID, CheckpointHash: head.HeadHash,
 		ParentCheckpointID: optional(head.ParentCheckpointID), SemanticHash: head.SemanticHash,
-		PendingEvents: len(head.Outbox), UpdatedAt: head.UpdatedAt,
+		PendingEvents: len(head.Outbox), UpdatedAt: head.UpdatedAt.UTC().Truncate(time.Second),
 	}
 	cp, err := store.GetCheckpoint(ctx, head.CheckpointID)
 	if err != nil {
