@@ -34,11 +34,21 @@ func (Heuristic) Extract(ctx context.Context, job Job) (Extraction, error) {
 	entries := jobEntries(job)
 	var out []Candidate
 	seen := map[string]bool{} // a statement said again is weighed once
+	var told []contentSet     // the words of each fact a user stated
 	for i, e := range entries {
 		if i%64 == 0 && ctx.Err() != nil {
 			return Extraction{}, ctx.Err()
 		}
-		out = append(out, entryFacts(e, seen)...)
+		for _, c := range entryFacts(e, seen) {
+			words := contentWords(c.Body)
+			if e.Role == "assistant" && restatesAny(words, told) {
+				continue // "Noted: the repo uses pnpm." after "we use pnpm, not npm"
+			}
+			if e.Role == "user" {
+				told = append(told, words)
+			}
+			out = append(out, c)
+		}
 	}
 	n := len(entries)
 	return Extraction{Candidates: out, Coverage: Coverage{EntriesCut: n, EntriesRead: n, Complete: true}}, nil
@@ -76,6 +86,60 @@ func entryFacts(e Entry, seen map[string]bool) []Candidate {
 		}
 	}
 	return out
+}
+
+// contentSet is the content words of a statement in Latin script, each
+// without a plural or third-person s.
+type contentSet map[string]bool
+
+// contentWords is the contentSet of text: its words of three letters or more
+// but for a few function words. Text with Chinese characters has none: its
+// words are not separated by spaces.
+func contentWords(text string) contentSet {
+	if hasHan(text) {
+		return nil
+	}
+	words := contentSet{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(withoutLeadIn(text)), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if len(w) < 3 || functionWord[w] {
+			continue
+		}
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1]
+		}
+		words[w] = true
+	}
+	return words
+}
+
+var functionWord = map[string]bool{"the": true, "this": true, "that": true, "these": true, "those": true,
+	"for": true, "and": true, "our": true, "are": true, "was": true, "with": true, "from": true, "its": true}
+
+// restatesAny reports whether an assistant's statement of words says no
+// more than one a user stated: two content words at least, all of them in
+// the user's. An assistant repeating a rule in other words ("Noted: the
+// repo uses pnpm.") records nothing new.
+func restatesAny(words contentSet, told []contentSet) bool {
+	if len(words) < 2 {
+		return false
+	}
+	for _, t := range told {
+		if subset(words, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func subset(a, b contentSet) bool {
+	for w := range a {
+		if !b[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // recordMatchers are the matchers one of whose literals an assistant entry
@@ -292,7 +356,7 @@ var (
 	// danglingWord ends a title cut mid-phrase ("... updated through the").
 	danglingWord = regexp.MustCompile(`(?i)(?:\s+(?:the|a|an|of|to|through|for|with|and|or|in|on|at|by|from|via|into|when|if|that|which|is|are|be))+$`)
 	// clauseBreak ends the first clause of a long statement.
-	clauseBreak = regexp.MustCompile(`;|；| — | – |, because | because |, since |, so |, which |，因为|，所以|（|\(`)
+	clauseBreak = regexp.MustCompile(`;|；| — | – |, because | because |, since |, so |, which |, in case |, if |，因为|，所以|（|\(`)
 )
 
 // titleOf says what the fact is in a few words: the statement without its

@@ -239,7 +239,7 @@ var (
 	questionStart = re(`^(?:can|could|would|should|shall|does|did|is|are|was|were|will(?: [a-z]+)? (?:it|we|you|they|this|that|there|he|she|i)|what|why|how|who|whom|which|whose|have you|has anyone|any idea|anyone know|anybody know|wondering|i wonder|do you|do we|do i|is there|are there|whats|what's|hows|how's|wdyt|where (?:is|are|do|does|can|should)|when (?:is|are|do|does|can|will|should|did))\b`)
 	questionHan   = re(`(?:吗|呢|么|嘛)[。！!.]?$|是不是|能不能|要不要|有没有|可不可以|会不会|对不对|为什么|为啥|怎么办|怎么样|怎么回事|多少|哪个|哪些|哪里|哪儿|几点|啥`)
 	transient     = re(`\b(?:right now|for now|for the moment|at the moment|currently|for today|just now|so far|at this point|in this session|this session|this time|for this (?:one|time|task|test|ticket|pr|run|change|query|report|session|issue|bug|branch|call|demo|sprint)|this sprint|tomorrow|tonight's|in a minute|in a sec|eta|wip)\b|\byet[.!]?$`)
-	transientWeak = re(`\b(?:scratch that|let me|let's (?:try|see|check|run|look|start|do|fix|rerun|debug|figure)|i'll|i will|i'm going to|i am going to|we're going to try|next step|next up|still (?:failing|broken|red|running|waiting|pending|down|flaky)|is (?:failing|broken|red|down|flaky|timing out|stuck|hanging)|are (?:failing|broken|red|down)|keeps? (?:failing|breaking|crashing)|in progress|i just|we just|just (?:ran|pushed|merged|deployed|fixed|tried)|yesterday|last night|last week|earlier today|this week|next week|this month|temporarily|today|tonight|this morning|this afternoon|this evening)\b`)
+	transientWeak = re(`\b(?:scratch that|let me|let's (?:try|see|check|run|look|start|do|fix|rerun|debug|figure)|i'll|i will|i'm going to|i am going to|we're going to try|next step|next up|still (?:failing|broken|red|running|waiting|pending|down|flaky)|is (?:failing|broken|red|down|flaky|timing out|stuck|hanging)|are (?:failing|broken|red|down|flaky|timing out|stuck|hanging)|keeps? (?:failing|breaking|crashing)|in progress|i just|we just|just (?:ran|pushed|merged|deployed|fixed|tried)|yesterday|last night|last week|earlier today|this week|next week|this month|temporarily|today|tonight|this morning|this afternoon|this evening)\b`)
 	transientHan  = re(`暂时|目前|这次|这一次|今天|今晚|刚才|刚刚|眼下|本次|这会儿`)
 	transientHanW = re(`临时|这周|本周|下周|正在|还在|马上|待会|一会儿|稍后|先(?:看|试|跑|查|帮|把|处理|别管|这样)|接下来|下一步|挂了|报错了|失败了|现在|当前`)
 	hedge         = re(`\b(?:maybe|perhaps|probably|possibly|i think|i guess|i suppose|i believe|not sure|unsure|might|seems|seem to|apparently|i wonder|could be|wondering|if i recall|iirc|i feel like|kind of|sort of)\b|可能|也许|大概|好像|似乎|不确定|不太确定|我猜|估计|应该是|我觉得`)
@@ -285,6 +285,18 @@ func isTask(lower string) bool {
 	return taskVerbs[word]
 }
 
+// asksForWork reports whether a statement, or a clause of it after a
+// semicolon, asks for work ("X is flaky on CI; please find out why and fix
+// it"): the clause before it is then the task's context, not a fact.
+func asksForWork(lower string) bool {
+	for part := range strings.FieldsFuncSeq(lower, func(r rune) bool { return r == ';' || r == '；' }) {
+		if isTask(strings.TrimSpace(part)) {
+			return true
+		}
+	}
+	return false
+}
+
 // vetoed reports why a statement states no durable fact ("" when it may).
 func vetoed(s statement, raw string) string {
 	last := strings.TrimRight(s.text, ` "'”’)]）】`)
@@ -301,7 +313,7 @@ func vetoed(s statement, raw string) string {
 		return "chatter"
 	case s.matchLower(hedge):
 		return "hedge"
-	case isTask(s.lower) && !s.matchLower(standingMarker):
+	case asksForWork(s.lower) && !s.matchLower(standingMarker):
 		return "task"
 	case s.matchLower(transient) || s.cjk && s.matchText(transientHan):
 		return "transient"

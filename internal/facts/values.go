@@ -185,8 +185,9 @@ func topicsOf(text string) []string {
 	for _, m := range hanThing.FindAllString(text, -1) {
 		add(m)
 	}
-	for _, w := range identWord.FindAllString(text, -1) {
-		if knownTermSet[strings.ToLower(w)] {
+	for i, loc := range identWord.FindAllStringIndex(text, -1) {
+		w := text[loc[0]:loc[1]]
+		if knownTermSet[strings.ToLower(w)] && (!everydayWord[w] || i > 0 && w != strings.ToLower(w)) {
 			add(w)
 		}
 	}
@@ -203,7 +204,20 @@ func topicsOf(text string) []string {
 }
 
 // stopWord holds words that make no topic before "service", "team", ...
+// everydayWord are known terms that are also everyday English words ("go
+// out", "make sure", "rest assured"): written so, in lower case or first
+// in the statement, they name no tool. "Go", "Make" later in a statement
+// do, and a tool in backticks is a topic through codeValue.
+var everydayWord = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("go make rest next express spring black linear fly notion r c swift rust ruby turbo argo vault consul envoy sentry lambda prod") {
+		m[w], m[strings.ToUpper(w[:1])+w[1:]] = true, true
+	}
+	return m
+}()
+
 var stopWord = map[string]bool{
+	"at": true, "in": true, "on": true, "to": true, "of": true, "for": true, "from": true, "with": true, "by": true, "into": true,
 	"the": true, "a": true, "an": true, "our": true, "this": true, "that": true, "my": true, "your": true,
 	"their": true, "every": true, "each": true, "any": true, "one": true, "new": true, "old": true, "same": true,
 	"main": false, "whole": true, "other": true, "some": true, "which": true, "its": true,
