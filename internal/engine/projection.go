@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/jsonwire"
 
 	"github.com/cairnhq/cairn/errcode"
 )
@@ -49,7 +50,7 @@ func projectEvent(e events.InputEvent) (events.InputEvent, *events.ManifestEntry
 		tool[k] = v
 	}
 	tool["result_excerpt"] = excerpt(content)
-	tool["artifact_ids"] = stringsToAny(e.ArtifactIDs)
+	tool["artifact_ids"] = jsonwire.StringsToAny(e.ArtifactIDs)
 	hash, err := events.ContentHash(nil, tool, e.ArtifactIDs, true)
 	if err != nil {
 		return e, nil, errcode.Field(errcode.InvalidProjection, "projected event is not canonical JSON",
@@ -105,9 +106,9 @@ func checkEntry(i int, m events.ManifestEntry) error {
 	case m.ProjectionVersion != projectionVersion:
 		return projectionError(message, manifestPath(i, "projection_version"), "enum").
 			With("value", m.ProjectionVersion).With("expected", []any{int64(projectionVersion)})
-	case !isHash64(m.OriginalContentHash):
+	case !jsonwire.IsHash64(m.OriginalContentHash):
 		return projectionError(message, manifestPath(i, "original_content_hash"), "pattern").With("expected", hashRule)
-	case !isHash64(m.ProjectedContentHash):
+	case !jsonwire.IsHash64(m.ProjectedContentHash):
 		return projectionError(message, manifestPath(i, "projected_content_hash"), "pattern").With("expected", hashRule)
 	case m.OriginalBytes < 0:
 		return projectionError(message, manifestPath(i, "original_bytes"), "range").With("value", m.OriginalBytes)
@@ -212,10 +213,10 @@ func DecodeManifest(v any) ([]events.ManifestEntry, error) {
 			return nil, invalid("type")
 		}
 		entry := events.ManifestEntry{ProjectionVersion: projectionVersion, ArtifactIDs: []string{}}
-		ok := readInt(m, "projection_version", &entry.ProjectionVersion) && readInt(m, "original_bytes", &entry.OriginalBytes)
+		ok := jsonwire.ReadInt(m, "projection_version", &entry.ProjectionVersion) && jsonwire.ReadInt(m, "original_bytes", &entry.OriginalBytes)
 		var id, original, projected *string
-		ok = ok && readStringPtr(m, "event_id", &id) && readStringPtr(m, "original_content_hash", &original) &&
-			readStringPtr(m, "projected_content_hash", &projected)
+		ok = ok && jsonwire.ReadStringPtr(m, "event_id", &id) && jsonwire.ReadStringPtr(m, "original_content_hash", &original) &&
+			jsonwire.ReadStringPtr(m, "projected_content_hash", &projected)
 		if !ok {
 			return nil, invalid("type")
 		}
@@ -223,7 +224,7 @@ func DecodeManifest(v any) ([]events.ManifestEntry, error) {
 			return nil, invalid("required")
 		}
 		if raw, has := m["artifact_ids"]; has {
-			ids, isList := asStringList(raw)
+			ids, isList := jsonwire.StringList(raw)
 			if !isList {
 				return nil, invalid("type")
 			}
