@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -40,7 +41,7 @@ type AntiThrash struct {
 	OverflowRetryUsed                 bool    `json:"overflow_retry_used" doc:"an overflow compaction already ran in this turn"`
 	ConsecutiveIneffectiveCompactions int64   `json:"consecutive_ineffective_compactions" doc:"compactions in a row that reclaimed too little" minimum:"0"`
 	CancellationPending               bool    `json:"cancellation_pending" doc:"a cancellation is pending: auto requests are skipped (cancellation_pending)"`
-	AccountingMethod                  *string `json:"accounting_method" doc:"the units of the token numbers, or null" enum:"conservative_utf8|local_tokenizer_v1|reported_usage_delta_v2"`
+	AccountingMethod                  *string `json:"accounting_method" doc:"the units of the token numbers, or null" enum:"conservative_utf8|local_tokenizer_v1|reported_usage_delta_v2" invalid:"compaction state accounting method is invalid"`
 	AccountingVersion                 *int64  `json:"accounting_version" doc:"the accounting version, > 0, or null"`
 	AccountingProfileHash             *string `json:"accounting_profile_hash" doc:"the tokenizer profile hash, or null" pattern:"^[0-9a-f]{64}$"`
 }
@@ -197,7 +198,16 @@ func (s AntiThrash) RecordSuccess(trigger string, laneOrdinal, tokensAfter int64
 	return s, nil
 }
 
-var stateFields = jsonwire.Keys(reflect.TypeFor[AntiThrash]())
+// stateMembers are AntiThrash's members in the order DecodeState reads
+// them, the first of the wrong type failing: the counters and flags, then
+// the accounting identity.
+var (
+	stateFields  = jsonwire.Keys(reflect.TypeFor[AntiThrash]())
+	stateMembers = jsonwire.Select(jsonwire.Fields(reflect.TypeFor[AntiThrash]()),
+		"successful_auto_compactions", "new_tokens_since_compaction", "consecutive_ineffective_compactions",
+		"last_compaction_lane_event_ordinal", "last_compaction_tokens_after", "overflow_retry_used",
+		"cancellation_pending", "accounting_method", "accounting_version", "accounting_profile_hash")
+)
 
 // DecodeState builds an AntiThrash from its persisted JSON object (string method
 // names; nulls for absent values) and validates it. Absent fields take their
@@ -212,31 +222,11 @@ func DecodeState(v any) (AntiThrash, error) {
 			With("fields", jsonwire.StringsToAny(unknown))
 	}
 	var s AntiThrash
-	reads := []struct {
-		name string
-		ok   bool
-	}{
-		{"successful_auto_compactions", jsonwire.ReadInt(m, "successful_auto_compactions", &s.SuccessfulAutoCompactions)},
-		{"new_tokens_since_compaction", jsonwire.ReadInt(m, "new_tokens_since_compaction", &s.NewTokensSinceCompaction)},
-		{"consecutive_ineffective_compactions", jsonwire.ReadInt(m, "consecutive_ineffective_compactions", &s.ConsecutiveIneffectiveCompactions)},
-		{"last_compaction_lane_event_ordinal", jsonwire.ReadIntPtr(m, "last_compaction_lane_event_ordinal", &s.LastCompactionLaneEventOrdinal)},
-		{"last_compaction_tokens_after", jsonwire.ReadIntPtr(m, "last_compaction_tokens_after", &s.LastCompactionTokensAfter)},
-		{"overflow_retry_used", jsonwire.ReadBool(m, "overflow_retry_used", &s.OverflowRetryUsed)},
-		{"cancellation_pending", jsonwire.ReadBool(m, "cancellation_pending", &s.CancellationPending)},
-	}
-	for _, rd := range reads {
-		if !rd.ok {
-			return AntiThrash{}, stateFieldError("compaction state is invalid", stateField(rd.name), "type")
-		}
-	}
-	if !jsonwire.ReadStringPtr(m, "accounting_method", &s.AccountingMethod) {
-		return AntiThrash{}, stateFieldError("compaction state accounting method is invalid", stateField("accounting_method"), "type")
-	}
-	if !jsonwire.ReadIntPtr(m, "accounting_version", &s.AccountingVersion) {
-		return AntiThrash{}, stateFieldError("compaction state is invalid", stateField("accounting_version"), "type")
-	}
-	if !jsonwire.ReadStringPtr(m, "accounting_profile_hash", &s.AccountingProfileHash) {
-		return AntiThrash{}, stateFieldError("compaction state is invalid", stateField("accounting_profile_hash"), "type")
+	err := jsonwire.Read(reflect.ValueOf(&s).Elem(), stateMembers, m, func(f jsonwire.Field, rule string) error {
+		return stateFieldError(cmp.Or(f.Tag.Get("invalid"), "compaction state is invalid"), stateField(f.Name), rule)
+	})
+	if err != nil {
+		return AntiThrash{}, err
 	}
 	return s, s.Validate()
 }

@@ -9,6 +9,7 @@ package jsonwire
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/cairnhq/cairn/canonical"
@@ -63,6 +64,21 @@ func Names(fields []Field, requiredOnly bool) []string {
 // Keys is the set of t's JSON member names: the keys an object decoded
 // into t may have.
 func Keys(t reflect.Type) map[string]bool { return KeySet(Names(Fields(t), false)...) }
+
+// Select is the fields of the given names, in the order given. A name
+// fields lack panics: names are a table in the caller's code, and the
+// mistake shows when its package loads.
+func Select(fields []Field, names ...string) []Field {
+	out := make([]Field, 0, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(fields, func(f Field) bool { return f.Name == name })
+		if i < 0 {
+			panic("jsonwire: no member " + name)
+		}
+		out = append(out, fields[i])
+	}
+	return out
+}
 
 // Missing is the names of the required fields that m lacks, in field order.
 func Missing(fields []Field, m map[string]any) []string {

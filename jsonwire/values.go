@@ -4,8 +4,6 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/cairnhq/cairn/canonical"
 )
 
 // IsHash64 reports whether s is 64 lowercase hex digits.
@@ -104,51 +102,4 @@ func TruncateUTF8(s string, limit int) string {
 		cut--
 	}
 	return s[:cut] + marker
-}
-
-// ReadInt stores the integer member key of m in dst; it reports false for
-// a member that is not an integer (null included). An absent member leaves
-// dst as it is.
-func ReadInt(m map[string]any, key string, dst *int64) bool {
-	raw, present := m[key]
-	if !present {
-		return true
-	}
-	n, ok := canonical.Int(raw)
-	*dst = n
-	return ok
-}
-
-// ReadIntPtr is ReadInt for an optional integer: null or absence leaves dst
-// nil.
-func ReadIntPtr(m map[string]any, key string, dst **int64) bool {
-	raw, present := m[key]
-	if !present || raw == nil {
-		return true
-	}
-	n, ok := canonical.Int(raw)
-	*dst = &n
-	return ok
-}
-
-// ReadBool is ReadInt for a boolean.
-func ReadBool(m map[string]any, key string, dst *bool) bool {
-	raw, present := m[key]
-	if !present {
-		return true
-	}
-	b, ok := raw.(bool)
-	*dst = b
-	return ok
-}
-
-// ReadStringPtr is ReadIntPtr for an optional string.
-func ReadStringPtr(m map[string]any, key string, dst **string) bool {
-	raw, present := m[key]
-	if !present || raw == nil {
-		return true
-	}
-	s, ok := raw.(string)
-	*dst = &s
-	return ok
 }

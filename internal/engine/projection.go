@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/jsonwire"
 
@@ -213,10 +214,10 @@ func DecodeManifest(v any) ([]events.ManifestEntry, error) {
 			return nil, invalid("type")
 		}
 		entry := events.ManifestEntry{ProjectionVersion: projectionVersion, ArtifactIDs: []string{}}
-		ok := jsonwire.ReadInt(m, "projection_version", &entry.ProjectionVersion) && jsonwire.ReadInt(m, "original_bytes", &entry.OriginalBytes)
+		ok := readInt(m, "projection_version", &entry.ProjectionVersion) && readInt(m, "original_bytes", &entry.OriginalBytes)
 		var id, original, projected *string
-		ok = ok && jsonwire.ReadStringPtr(m, "event_id", &id) && jsonwire.ReadStringPtr(m, "original_content_hash", &original) &&
-			jsonwire.ReadStringPtr(m, "projected_content_hash", &projected)
+		ok = ok && readStringPtr(m, "event_id", &id) && readStringPtr(m, "original_content_hash", &original) &&
+			readStringPtr(m, "projected_content_hash", &projected)
 		if !ok {
 			return nil, invalid("type")
 		}
@@ -234,4 +235,30 @@ func DecodeManifest(v any) ([]events.ManifestEntry, error) {
 		out = append(out, entry)
 	}
 	return out, nil
+}
+
+// readInt stores the integer member key of m in dst; it reports false for
+// a member that is not an integer (null included). An absent member leaves
+// dst as it is.
+func readInt(m map[string]any, key string, dst *int64) bool {
+	raw, present := m[key]
+	if !present {
+		return true
+	}
+	n, ok := canonical.Int(raw)
+	*dst = n
+	return ok
+}
+
+// readStringPtr stores the string member key of m in dst; null or
+// absence leaves dst nil. It reports false for a member that is not a
+// string.
+func readStringPtr(m map[string]any, key string, dst **string) bool {
+	raw, present := m[key]
+	if !present || raw == nil {
+		return true
+	}
+	s, ok := raw.(string)
+	*dst = &s
+	return ok
 }

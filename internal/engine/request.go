@@ -163,35 +163,23 @@ var ownDecoded = jsonwire.KeySet("v", "model_profile", "policy", "rehydration_st
 // step nor a decode names. A member without such a field is a mistake in
 // the table, found when the package loads.
 func resolveSteps(steps []requestStep) []requestStep {
-	byName := make(map[string]jsonwire.Field, len(wireRequestFields))
-	for _, f := range wireRequestFields {
-		byName[f.Name] = f
-	}
 	named := maps.Clone(ownDecoded)
 	request := reflect.TypeFor[Request]()
 	wire := reflect.TypeFor[events.Request]()
 	for i := range steps {
-		for _, name := range steps[i].members {
-			f, ok := byName[name]
-			if !ok {
-				panic("engine: " + name + " is not a member of events.Request")
-			}
+		for _, f := range jsonwire.Select(wireRequestFields, steps[i].members...) {
 			target, found := request.FieldByName(wire.FieldByIndex(f.Index).Name)
 			if !found || target.Type != f.Type {
-				panic("engine: request member " + name + " has no Request field of its type")
+				panic("engine: request member " + f.Name + " has no Request field of its type")
 			}
 			f.Index = target.Index
 			steps[i].read = append(steps[i].read, f)
-			named[name] = true
+			named[f.Name] = true
 		}
 	}
 	for i := range steps {
 		if steps[i].rest {
-			for _, f := range wireRequestFields {
-				if !named[f.Name] {
-					steps[i].read = append(steps[i].read, f)
-				}
-			}
+			steps[i].read = slices.DeleteFunc(slices.Clone(wireRequestFields), func(f jsonwire.Field) bool { return named[f.Name] })
 		}
 	}
 	return steps
