@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
@@ -223,46 +224,32 @@ func (p *Policy) overlay(m map[string]any) error {
 			return policyFieldError("compaction policy is invalid", "version", rule, "1", raw)
 		}
 	}
-	if raw, ok := m["enabled"]; ok {
-		b, isBool := raw.(bool)
-		if !isBool {
-			return policyFieldError("compaction policy is invalid", "enabled", "type", "a boolean", raw)
-		}
-		p.Enabled = b
+	return jsonwire.Read(reflect.ValueOf(p).Elem(), policyMembers, m, func(f jsonwire.Field, rule string) error {
+		message, expected := policyTypeFailure(f)
+		return policyFieldError(message, f.Name, rule, expected, m[f.Name])
+	})
+}
+
+// policyMembers are the members overlay reads by their types after the
+// version, in the validation order: enabled, mode, model, the ratios, the
+// counts.
+var policyMembers = slices.Concat(jsonwire.Select(jsonwire.Fields(reflect.TypeFor[Policy]()), "enabled", "mode", "model"),
+	policyRatios, policyCounts)
+
+// policyTypeFailure is the message and the expected value of a policy
+// member of the wrong type.
+func policyTypeFailure(f jsonwire.Field) (message, expected string) {
+	switch {
+	case f.Type == reflect.TypeFor[float64]():
+		return "compaction ratios are invalid", ratioBounds
+	case f.Type == reflect.TypeFor[int64]():
+		return "compaction limits must be positive integers", positiveBounds
+	case f.Name == "mode":
+		return "invalid mode", modeValues
+	case f.Name == "model":
+		return "invalid model", modelBounds
 	}
-	if raw, ok := m["mode"]; ok {
-		s, isString := raw.(string)
-		if !isString {
-			return policyFieldError("invalid mode", "mode", "type", modeValues, raw)
-		}
-		p.Mode = s
-	}
-	if raw, ok := m["model"]; ok {
-		s, isString := raw.(string)
-		if !isString {
-			return policyFieldError("invalid model", "model", "type", modelBounds, raw)
-		}
-		p.Model = s
-	}
-	for _, r := range p.ratios() {
-		if raw, ok := m[r.name]; ok {
-			f, isNum := canonical.Float(raw)
-			if !isNum {
-				return policyFieldError("compaction ratios are invalid", r.name, "type", ratioBounds, raw)
-			}
-			*r.value = f
-		}
-	}
-	for _, c := range p.counts() {
-		if raw, ok := m[c.name]; ok {
-			n, isInt := canonical.Int(raw)
-			if !isInt {
-				return policyFieldError("compaction limits must be positive integers", c.name, "type", positiveBounds, raw)
-			}
-			*c.value = n
-		}
-	}
-	return nil
+	return "compaction policy is invalid", "a boolean"
 }
 
 // UnmarshalJSON decodes a persisted or partial policy over the defaults,

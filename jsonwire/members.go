@@ -135,6 +135,12 @@ func ReadMember(dst reflect.Value, f Field, raw any) string {
 			return "type"
 		}
 		dst.SetInt(n)
+	case reflect.Float64:
+		f, ok := canonical.Float(raw)
+		if !ok {
+			return "type"
+		}
+		dst.SetFloat(f)
 	case reflect.Bool:
 		b, ok := raw.(bool)
 		if !ok {
