@@ -1,12 +1,14 @@
 package events
 
 import (
+	"cmp"
 	"encoding/json"
 	"reflect"
 	"slices"
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/jsonwire"
 )
 
 // Accounting methods (Checkpoint.AccountingMethod, AntiThrash.AccountingMethod).
@@ -39,7 +41,7 @@ type AntiThrash struct {
 	OverflowRetryUsed                 bool    `json:"overflow_retry_used" doc:"an overflow compaction already ran in this turn"`
 	ConsecutiveIneffectiveCompactions int64   `json:"consecutive_ineffective_compactions" doc:"compactions in a row that reclaimed too little" minimum:"0"`
 	CancellationPending               bool    `json:"cancellation_pending" doc:"a cancellation is pending: auto requests are skipped (cancellation_pending)"`
-	AccountingMethod                  *string `json:"accounting_method" doc:"the units of the token numbers, or null" enum:"conservative_utf8|local_tokenizer_v1|reported_usage_delta_v2"`
+	AccountingMethod                  *string `json:"accounting_method" doc:"the units of the token numbers, or null" enum:"conservative_utf8|local_tokenizer_v1|reported_usage_delta_v2" invalid:"compaction state accounting method is invalid"`
 	AccountingVersion                 *int64  `json:"accounting_version" doc:"the accounting version, > 0, or null"`
 	AccountingProfileHash             *string `json:"accounting_profile_hash" doc:"the tokenizer profile hash, or null" pattern:"^[0-9a-f]{64}$"`
 }
@@ -64,7 +66,7 @@ func stateFieldError(message, field, rule string) *errcode.Error {
 func stateField(name string) string { return "anti_thrash." + name }
 
 func (id AccountingIdentity) valid() bool {
-	return isMethod(id.Method) && id.Version > 0 && (id.ProfileHash == nil || isHash64(*id.ProfileHash))
+	return isMethod(id.Method) && id.Version > 0 && (id.ProfileHash == nil || jsonwire.IsHash64(*id.ProfileHash))
 }
 
 // Validate checks field bounds and the accounting triple. Errors are
@@ -93,7 +95,7 @@ func (s AntiThrash) Validate() error {
 		if s.AccountingMethod == nil {
 			e.Details["rule"] = "required"
 		}
-		return e.With("expected", stringsToAny(methods))
+		return e.With("expected", jsonwire.StringsToAny(methods))
 	}
 	switch {
 	case s.AccountingVersion == nil:
@@ -101,9 +103,9 @@ func (s AntiThrash) Validate() error {
 	case *s.AccountingVersion <= 0:
 		return stateFieldError("compaction state is invalid", stateField("accounting_version"), "range").
 			With("value", *s.AccountingVersion)
-	case s.AccountingProfileHash != nil && !isHash64(*s.AccountingProfileHash):
+	case s.AccountingProfileHash != nil && !jsonwire.IsHash64(*s.AccountingProfileHash):
 		return stateFieldError("compaction state is invalid", stateField("accounting_profile_hash"), "pattern").
-			With("value", echoValue(*s.AccountingProfileHash)).With("expected", hashRule)
+			With("value", jsonwire.Echo(*s.AccountingProfileHash)).With("expected", hashRule)
 	}
 	return nil
 }
@@ -142,7 +144,7 @@ func (s AntiThrash) RebaseAccounting(id AccountingIdentity) (AntiThrash, error) 
 		// The method and version are the engine's own; the profile hash
 		// is the request's.
 		return s, stateFieldError("accounting identity is invalid", "accounting.profile_hash", "pattern").
-			With("value", echoValue(stringOrNil(id.ProfileHash))).With("expected", hashRule)
+			With("value", jsonwire.Echo(stringOrNil(id.ProfileHash))).With("expected", hashRule)
 	}
 	if s.sameIdentity(id) {
 		return s, nil
@@ -151,11 +153,11 @@ func (s AntiThrash) RebaseAccounting(id AccountingIdentity) (AntiThrash, error) 
 	s.LastCompactionTokensAfter = nil
 	s.NewTokensSinceCompaction = 0
 	s.ConsecutiveIneffectiveCompactions = 0
-	s.AccountingMethod = ptr(id.Method)
-	s.AccountingVersion = ptr(id.Version)
+	s.AccountingMethod = new(id.Method)
+	s.AccountingVersion = new(id.Version)
 	s.AccountingProfileHash = nil
 	if id.ProfileHash != nil {
-		s.AccountingProfileHash = ptr(*id.ProfileHash)
+		s.AccountingProfileHash = new(*id.ProfileHash)
 	}
 	return s, nil
 }
@@ -188,15 +190,24 @@ func (s AntiThrash) RecordSuccess(trigger string, laneOrdinal, tokensAfter int64
 	if trigger == TriggerAuto {
 		s.SuccessfulAutoCompactions++
 	}
-	s.LastCompactionLaneEventOrdinal = ptr(laneOrdinal)
-	s.LastCompactionTokensAfter = ptr(tokensAfter)
+	s.LastCompactionLaneEventOrdinal = new(laneOrdinal)
+	s.LastCompactionTokensAfter = new(tokensAfter)
 	s.NewTokensSinceCompaction = 0
 	s.OverflowRetryUsed = s.OverflowRetryUsed || trigger == TriggerOverflow
 	s.ConsecutiveIneffectiveCompactions = 0
 	return s, nil
 }
 
-var stateFields = jsonKeys(reflect.TypeFor[AntiThrash]())
+// stateMembers are AntiThrash's members in the order DecodeState reads
+// them, the first of the wrong type failing: the counters and flags, then
+// the accounting identity.
+var (
+	stateFields  = jsonwire.Keys(reflect.TypeFor[AntiThrash]())
+	stateMembers = jsonwire.Select(jsonwire.Fields(reflect.TypeFor[AntiThrash]()),
+		"successful_auto_compactions", "new_tokens_since_compaction", "consecutive_ineffective_compactions",
+		"last_compaction_lane_event_ordinal", "last_compaction_tokens_after", "overflow_retry_used",
+		"cancellation_pending", "accounting_method", "accounting_version", "accounting_profile_hash")
+)
 
 // DecodeState builds an AntiThrash from its persisted JSON object (string method
 // names; nulls for absent values) and validates it. Absent fields take their
@@ -206,78 +217,18 @@ func DecodeState(v any) (AntiThrash, error) {
 	if !ok {
 		return AntiThrash{}, stateFieldError("compaction state must be a map", "anti_thrash", "type").With("expected", "object")
 	}
-	if unknown := unknownKeys(m, stateFields); len(unknown) > 0 {
+	if unknown := jsonwire.UnknownKeys(m, stateFields); len(unknown) > 0 {
 		return AntiThrash{}, stateFieldError("compaction state has unknown fields", "anti_thrash", "unknown").
-			With("fields", stringsToAny(unknown))
+			With("fields", jsonwire.StringsToAny(unknown))
 	}
 	var s AntiThrash
-	reads := []struct {
-		name string
-		ok   bool
-	}{
-		{"successful_auto_compactions", readInt(m, "successful_auto_compactions", &s.SuccessfulAutoCompactions)},
-		{"new_tokens_since_compaction", readInt(m, "new_tokens_since_compaction", &s.NewTokensSinceCompaction)},
-		{"consecutive_ineffective_compactions", readInt(m, "consecutive_ineffective_compactions", &s.ConsecutiveIneffectiveCompactions)},
-		{"last_compaction_lane_event_ordinal", readIntPtr(m, "last_compaction_lane_event_ordinal", &s.LastCompactionLaneEventOrdinal)},
-		{"last_compaction_tokens_after", readIntPtr(m, "last_compaction_tokens_after", &s.LastCompactionTokensAfter)},
-		{"overflow_retry_used", readBool(m, "overflow_retry_used", &s.OverflowRetryUsed)},
-		{"cancellation_pending", readBool(m, "cancellation_pending", &s.CancellationPending)},
-	}
-	for _, rd := range reads {
-		if !rd.ok {
-			return AntiThrash{}, stateFieldError("compaction state is invalid", stateField(rd.name), "type")
-		}
-	}
-	if !readStringPtr(m, "accounting_method", &s.AccountingMethod) {
-		return AntiThrash{}, stateFieldError("compaction state accounting method is invalid", stateField("accounting_method"), "type")
-	}
-	if !readIntPtr(m, "accounting_version", &s.AccountingVersion) {
-		return AntiThrash{}, stateFieldError("compaction state is invalid", stateField("accounting_version"), "type")
-	}
-	if !readStringPtr(m, "accounting_profile_hash", &s.AccountingProfileHash) {
-		return AntiThrash{}, stateFieldError("compaction state is invalid", stateField("accounting_profile_hash"), "type")
+	err := jsonwire.Read(reflect.ValueOf(&s).Elem(), stateMembers, m, func(f jsonwire.Field, rule string) error {
+		return stateFieldError(cmp.Or(f.Tag.Get("invalid"), "compaction state is invalid"), stateField(f.Name), rule)
+	})
+	if err != nil {
+		return AntiThrash{}, err
 	}
 	return s, s.Validate()
-}
-
-func readInt(m map[string]any, key string, dst *int64) bool {
-	raw, present := m[key]
-	if !present {
-		return true
-	}
-	n, ok := canonical.Int(raw)
-	*dst = n
-	return ok
-}
-
-func readIntPtr(m map[string]any, key string, dst **int64) bool {
-	raw, present := m[key]
-	if !present || raw == nil {
-		return true
-	}
-	n, ok := canonical.Int(raw)
-	*dst = &n
-	return ok
-}
-
-func readBool(m map[string]any, key string, dst *bool) bool {
-	raw, present := m[key]
-	if !present {
-		return true
-	}
-	b, ok := raw.(bool)
-	*dst = b
-	return ok
-}
-
-func readStringPtr(m map[string]any, key string, dst **string) bool {
-	raw, present := m[key]
-	if !present || raw == nil {
-		return true
-	}
-	s, ok := raw.(string)
-	*dst = &s
-	return ok
 }
 
 // plainState is AntiThrash without its methods, for encoding/json to encode

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/jsonwire"
 	"github.com/cairnhq/cairn/semantic"
 )
 
@@ -99,7 +100,7 @@ type UncertainAttempt struct {
 }
 
 // checkpointFields are Checkpoint's members.
-var checkpointFields = wireFields(reflect.TypeFor[Checkpoint]())
+var checkpointFields = jsonwire.Fields(reflect.TypeFor[Checkpoint]())
 
 // Map returns the checkpoint's persisted form: every member by its tags
 // (plainMembers), plus id (CheckpointID again) and rehydration_state_hash;

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/jsonwire"
 )
 
 // Bounds of an InputEvent (subjects.md, Request v1).
@@ -48,18 +49,17 @@ type InputEvent struct {
 // the event itself, so they attest nothing the producer checked
 // (docs/request.md, "Hashes a producer may leave out").
 var (
-	inputEventFields    = wireFields(reflect.TypeFor[InputEvent]())
-	eventFields         = keySet(fieldNames(inputEventFields, false)...)
-	requiredEventFields = fieldNames(inputEventFields, true)
-	eventMessages       = invalidMessages(inputEventFields)
+	inputEventFields = jsonwire.Fields(reflect.TypeFor[InputEvent]())
+	eventFields      = jsonwire.KeySet(jsonwire.Names(inputEventFields, false)...)
+	eventMessages    = invalidMessages(inputEventFields)
 )
 
 // invalidMessages maps each field's name to its invalid tag: the message
 // of an error of the field's value, whichever rule it broke.
-func invalidMessages(fields []wireField) map[string]string {
+func invalidMessages(fields []jsonwire.Field) map[string]string {
 	m := make(map[string]string, len(fields))
 	for _, f := range fields {
-		m[f.name] = f.tag.Get("invalid")
+		m[f.Name] = f.Tag.Get("invalid")
 	}
 	return m
 }
@@ -182,9 +182,9 @@ func (e InputEvent) Validate() error {
 	switch {
 	case err != nil:
 		return e.invalid("provenance", "canonical")
-	case !isHash64(e.ProvenanceSHA256):
+	case !jsonwire.IsHash64(e.ProvenanceSHA256):
 		return e.invalid("provenance_sha256", "pattern")
-	case !isHash64(e.ContentHash):
+	case !jsonwire.IsHash64(e.ContentHash):
 		return e.invalid("content_hash", "pattern")
 	case !provenanceHash.matches(e.ProvenanceSHA256):
 		return e.hashMismatch("provenance_sha256", "hash", "provenance hash does not match", provenanceHash, e.ProvenanceSHA256)
@@ -238,26 +238,20 @@ func DecodeEventFields(v any) (InputEvent, error) {
 	if !ok {
 		return InputEvent{}, errcode.Field(errcode.InvalidEvent, "event must be a map", "event", "type").With("expected", "object")
 	}
-	if unknown := unknownKeys(m, eventFields); len(unknown) > 0 {
+	if unknown := jsonwire.UnknownKeys(m, eventFields); len(unknown) > 0 {
 		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "unknown event fields", map[string]any{
-			"event_id": m["event_id"], "field": truncateUTF8(unknown[0], maxListedNameSize), "rule": "unknown",
-			"fields": stringsToAny(unknown),
+			"event_id": m["event_id"], "field": jsonwire.TruncateUTF8(unknown[0], maxListedNameSize), "rule": "unknown",
+			"fields": jsonwire.StringsToAny(unknown),
 		})
 	}
-	var missing []string
-	for _, f := range requiredEventFields {
-		if _, ok := m[f]; !ok {
-			missing = append(missing, f)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := jsonwire.Missing(inputEventFields, m); len(missing) > 0 {
 		return InputEvent{}, errcode.WithDetails(errcode.InvalidEvent, "required event fields are missing",
 			map[string]any{"event_id": m["event_id"], "field": missing[0], "rule": "required",
-				"missing_fields": stringsToAny(missing)})
+				"missing_fields": jsonwire.StringsToAny(missing)})
 	}
 	var e InputEvent
-	err := readMembers(reflect.ValueOf(&e).Elem(), inputEventFields, m, func(f wireField, rule string) error {
-		return e.invalid(f.name, rule)
+	err := jsonwire.Read(reflect.ValueOf(&e).Elem(), inputEventFields, m, func(f jsonwire.Field, rule string) error {
+		return e.invalid(f.Name, rule)
 	})
 	if err != nil {
 		return e, err
@@ -296,8 +290,8 @@ func (e InputEvent) Map() map[string]any {
 	m := plainMembers(reflect.ValueOf(e), inputEventFields)
 	v := reflect.ValueOf(e)
 	for _, f := range inputEventFields {
-		if f.omitEmpty && v.FieldByIndex(f.index).IsZero() {
-			delete(m, f.name)
+		if f.OmitEmpty && v.FieldByIndex(f.Index).IsZero() {
+			delete(m, f.Name)
 		}
 	}
 	return m

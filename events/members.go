@@ -2,168 +2,41 @@ package events
 
 import (
 	"reflect"
-	"strings"
 	"sync"
 
 	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/jsonwire"
 )
 
 // A wire object's members are read and written by its struct's json tags:
-// the decoders of this package take the key set, the required members and
-// each member's JSON type from the tags, and the plain form a type encodes
-// canonically is built from them, so a field added to a type is decoded,
-// type-checked and encoded with no further edit.
-
-// wireField is one JSON member of a struct.
-type wireField struct {
-	name string
-	// required: not omitempty, and not tagged required:"false" (a member
-	// that may be absent although it is always encoded).
-	required bool
-	// omitEmpty: tagged omitempty.
-	omitEmpty bool
-	typ       reflect.Type
-	index     []int // for reflect.Value.FieldByIndex
-	tag       reflect.StructTag
-}
-
-// wireFields lists t's JSON members in encoding order, flattening embedded
-// structs as encoding/json does.
-func wireFields(t reflect.Type) []wireField {
-	var out []wireField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-			for _, inner := range wireFields(f.Type) {
-				inner.index = append([]int{i}, inner.index...)
-				out = append(out, inner)
-			}
-		case f.IsExported() && name != "-":
-			required := !strings.Contains(opts, "omitempty") && f.Tag.Get("required") != "false"
-			omitEmpty := strings.Contains(opts, "omitempty")
-			out = append(out, wireField{name, required, omitEmpty, f.Type, []int{i}, f.Tag})
-		}
-	}
-	return out
-}
-
-// fieldNames is the names of fields, only the required ones if
-// requiredOnly.
-func fieldNames(fields []wireField, requiredOnly bool) []string {
-	var out []string
-	for _, f := range fields {
-		if f.required || !requiredOnly {
-			out = append(out, f.name)
-		}
-	}
-	return out
-}
-
-// jsonKeys is the set of t's JSON member names: the keys an object
-// decoded into t may have.
-func jsonKeys(t reflect.Type) map[string]bool { return keySet(fieldNames(wireFields(t), false)...) }
-
-// readMembers stores the members of m that fields name into dst (a struct
-// value), in field order. A member that is absent is left zero, and so is
-// null where the field's Go type has no value for it (a pointer, map, list,
-// any, or a string tagged null:"true"). The first member of the wrong JSON
-// type stops the read: fail gets its field and the rule it broke, "type",
-// or "pattern" for an empty string that may be null, since "" is the Go
-// value of an absent one.
-func readMembers(dst reflect.Value, fields []wireField, m map[string]any, fail func(f wireField, rule string) error) error {
-	for _, f := range fields {
-		raw, present := m[f.name]
-		if !present {
-			continue
-		}
-		if rule := readMember(dst.FieldByIndex(f.index), f, raw); rule != "" {
-			return fail(f, rule)
-		}
-	}
-	return nil
-}
-
-// readMember stores raw in dst; it returns the rule raw broke, or "".
-func readMember(dst reflect.Value, f wireField, raw any) string {
-	if raw == nil && (f.tag.Get("null") == "true" || nilable(dst.Kind())) {
-		return ""
-	}
-	switch dst.Kind() {
-	case reflect.String:
-		s, ok := raw.(string)
-		switch {
-		case !ok:
-			return "type"
-		case s == "" && f.tag.Get("null") == "true":
-			return "pattern"
-		}
-		dst.SetString(s)
-	case reflect.Int64:
-		n, ok := canonical.Int(raw)
-		if !ok {
-			return "type"
-		}
-		dst.SetInt(n)
-	case reflect.Bool:
-		b, ok := raw.(bool)
-		if !ok {
-			return "type"
-		}
-		dst.SetBool(b)
-	case reflect.Interface:
-		dst.Set(reflect.ValueOf(raw))
-	case reflect.Pointer:
-		elem := reflect.New(dst.Type().Elem())
-		if rule := readMember(elem.Elem(), wireField{name: f.name}, raw); rule != "" {
-			return rule
-		}
-		dst.Set(elem)
-	case reflect.Map:
-		obj, ok := raw.(map[string]any)
-		if !ok || dst.Type() != reflect.TypeOf(obj) {
-			return "type"
-		}
-		dst.Set(reflect.ValueOf(obj))
-	case reflect.Slice:
-		list, ok := asStringList(raw)
-		if !ok || dst.Type().Elem().Kind() != reflect.String {
-			return "type"
-		}
-		dst.Set(reflect.ValueOf(list))
-	default:
-		return "type"
-	}
-	return ""
-}
-
-func nilable(k reflect.Kind) bool {
-	return k == reflect.Pointer || k == reflect.Map || k == reflect.Slice || k == reflect.Interface
-}
+// the decoders of this package read them with jsonwire, which takes the
+// key set, the required members and each member's JSON type from the tags,
+// and the plain form a type encodes canonically is built from them here,
+// so a field added to a type is decoded, type-checked and encoded with no
+// further edit.
 
 // plainMembers is the plain form of v (a struct value) that the canonical
 // encoder takes: every member under its json name; a value that has its
 // own plain form (canonical.Valuer) as that form; a nil pointer as null; a
 // nil map or list as {} or [], or as null where the field is tagged
 // nil:"null"; a struct, or a list of structs, as members again.
-func plainMembers(v reflect.Value, fields []wireField) map[string]any {
+func plainMembers(v reflect.Value, fields []jsonwire.Field) map[string]any {
 	m := make(map[string]any, len(fields))
 	for _, f := range fields {
-		m[f.name] = plainMember(v.FieldByIndex(f.index), f.tag.Get("nil") == "null")
+		m[f.Name] = plainMember(v.FieldByIndex(f.Index), f.Tag.Get("nil") == "null")
 	}
 	return m
 }
 
-// fieldsOf caches wireFields of the struct types plainMember meets inside
+// fieldsOf caches jsonwire.Fields of the struct types plainMember meets inside
 // others (ranges, manifest entries).
-var fieldsOf sync.Map // reflect.Type → []wireField
+var fieldsOf sync.Map // reflect.Type → []jsonwire.Field
 
-func structFields(t reflect.Type) []wireField {
+func structFields(t reflect.Type) []jsonwire.Field {
 	if f, ok := fieldsOf.Load(t); ok {
-		return f.([]wireField)
+		return f.([]jsonwire.Field)
 	}
-	f := wireFields(t)
+	f := jsonwire.Fields(t)
 	fieldsOf.Store(t, f)
 	return f
 }

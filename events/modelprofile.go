@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/jsonwire"
 )
 
 // Context limit kinds of a model profile.
@@ -115,7 +116,7 @@ func (p ModelProfile) EffectiveInputLimit(requestedMaxOutputTokens int64) (int64
 	}
 	if kind != LimitSeparateInput && kind != LimitSharedInputOutput {
 		return 0, limitError(limitSemanticsUnknown, "model_profile.context_limit_kind", "enum").
-			With("value", echoValue(kind)).With("expected", stringsToAny(kinds))
+			With("value", jsonwire.Echo(kind)).With("expected", jsonwire.StringsToAny(kinds))
 	}
 	if pr := p.problem; pr != nil {
 		return 0, limitError(pr.message, pr.field, pr.rule)

@@ -3,10 +3,11 @@ package events
 import (
 	"encoding/json"
 	"reflect"
-	"strings"
+	"slices"
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/jsonwire"
 )
 
 // Policy modes.
@@ -96,29 +97,8 @@ func DefaultPolicy() Policy {
 // errcode.Rules), what the field must hold, in words, and the value.
 func policyFieldError(message, name, rule, expected string, value any) *errcode.Error {
 	return errcode.WithDetails(errcode.InvalidPolicy, message, map[string]any{
-		"field": "policy." + name, "rule": rule, "expected": expected, "value": echoValue(value),
+		"field": "policy." + name, "rule": rule, "expected": expected, "value": jsonwire.Echo(value),
 	})
-}
-
-// maxEchoBytes bounds a string value echoed back in error details: a
-// failed event must stay small whatever the request held.
-const maxEchoBytes = 256
-
-// echoValue returns v for error details: numbers and booleans as they are,
-// strings cut to maxEchoBytes, and objects or lists by their JSON type only.
-func echoValue(v any) any {
-	switch x := v.(type) {
-	case string:
-		if len(x) > maxEchoBytes {
-			return strings.ToValidUTF8(x[:maxEchoBytes], "") + "…"
-		}
-		return x
-	case map[string]any:
-		return "(object)"
-	case []any:
-		return "(array)"
-	}
-	return v
 }
 
 const (
@@ -184,11 +164,11 @@ type policyNumber[T int64 | float64] struct {
 
 // numbersOf returns p's fields of type T (int64: its counts, float64: its
 // ratios) with their wire names, in field order.
-func numbersOf[T int64 | float64](p *Policy, fields []wireField) []policyNumber[T] {
+func numbersOf[T int64 | float64](p *Policy, fields []jsonwire.Field) []policyNumber[T] {
 	v := reflect.ValueOf(p).Elem()
 	out := make([]policyNumber[T], len(fields))
 	for i, f := range fields {
-		out[i] = policyNumber[T]{f.name, v.FieldByIndex(f.index).Addr().Interface().(*T)}
+		out[i] = policyNumber[T]{f.Name, v.FieldByIndex(f.Index).Addr().Interface().(*T)}
 	}
 	return out
 }
@@ -198,10 +178,10 @@ func numbersOf[T int64 | float64](p *Policy, fields []wireField) []policyNumber[
 // and a policy is validated twice per request.
 var policyCounts, policyRatios = fieldsOfType[int64](), fieldsOfType[float64]()
 
-func fieldsOfType[T any]() []wireField {
-	var out []wireField
-	for _, f := range wireFields(reflect.TypeFor[Policy]()) {
-		if f.typ == reflect.TypeFor[T]() {
+func fieldsOfType[T any]() []jsonwire.Field {
+	var out []jsonwire.Field
+	for _, f := range jsonwire.Fields(reflect.TypeFor[Policy]()) {
+		if f.Type == reflect.TypeFor[T]() {
 			out = append(out, f)
 		}
 	}
@@ -211,7 +191,7 @@ func fieldsOfType[T any]() []wireField {
 func (p *Policy) counts() []policyNumber[int64]   { return numbersOf[int64](p, policyCounts) }
 func (p *Policy) ratios() []policyNumber[float64] { return numbersOf[float64](p, policyRatios) }
 
-var policyFields = jsonKeys(reflect.TypeFor[Policy]())
+var policyFields = jsonwire.Keys(reflect.TypeFor[Policy]())
 
 // DecodePolicy overlays a decoded JSON object (possibly partial) on the
 // defaults and validates the result. Every error is invalid_compaction_policy.
@@ -220,9 +200,9 @@ func DecodePolicy(v any) (Policy, error) {
 	if !ok {
 		return Policy{}, errcode.Field(errcode.InvalidPolicy, "policy must be a map", "policy", "type").With("expected", "object")
 	}
-	if unknown := unknownKeys(m, policyFields); len(unknown) > 0 {
+	if unknown := jsonwire.UnknownKeys(m, policyFields); len(unknown) > 0 {
 		return Policy{}, errcode.Field(errcode.InvalidPolicy, "unknown policy fields",
-			"policy."+truncateUTF8(unknown[0], maxListedNameSize), "unknown").With("fields", stringsToAny(unknown))
+			"policy."+jsonwire.TruncateUTF8(unknown[0], maxListedNameSize), "unknown").With("fields", jsonwire.StringsToAny(unknown))
 	}
 	p := DefaultPolicy()
 	if err := p.overlay(m); err != nil {
@@ -244,46 +224,32 @@ func (p *Policy) overlay(m map[string]any) error {
 			return policyFieldError("compaction policy is invalid", "version", rule, "1", raw)
 		}
 	}
-	if raw, ok := m["enabled"]; ok {
-		b, isBool := raw.(bool)
-		if !isBool {
-			return policyFieldError("compaction policy is invalid", "enabled", "type", "a boolean", raw)
-		}
-		p.Enabled = b
+	return jsonwire.Read(reflect.ValueOf(p).Elem(), policyMembers, m, func(f jsonwire.Field, rule string) error {
+		message, expected := policyTypeFailure(f)
+		return policyFieldError(message, f.Name, rule, expected, m[f.Name])
+	})
+}
+
+// policyMembers are the members overlay reads by their types after the
+// version, in the validation order: enabled, mode, model, the ratios, the
+// counts.
+var policyMembers = slices.Concat(jsonwire.Select(jsonwire.Fields(reflect.TypeFor[Policy]()), "enabled", "mode", "model"),
+	policyRatios, policyCounts)
+
+// policyTypeFailure is the message and the expected value of a policy
+// member of the wrong type.
+func policyTypeFailure(f jsonwire.Field) (message, expected string) {
+	switch {
+	case f.Type == reflect.TypeFor[float64]():
+		return "compaction ratios are invalid", ratioBounds
+	case f.Type == reflect.TypeFor[int64]():
+		return "compaction limits must be positive integers", positiveBounds
+	case f.Name == "mode":
+		return "invalid mode", modeValues
+	case f.Name == "model":
+		return "invalid model", modelBounds
 	}
-	if raw, ok := m["mode"]; ok {
-		s, isString := raw.(string)
-		if !isString {
-			return policyFieldError("invalid mode", "mode", "type", modeValues, raw)
-		}
-		p.Mode = s
-	}
-	if raw, ok := m["model"]; ok {
-		s, isString := raw.(string)
-		if !isString {
-			return policyFieldError("invalid model", "model", "type", modelBounds, raw)
-		}
-		p.Model = s
-	}
-	for _, r := range p.ratios() {
-		if raw, ok := m[r.name]; ok {
-			f, isNum := canonical.Float(raw)
-			if !isNum {
-				return policyFieldError("compaction ratios are invalid", r.name, "type", ratioBounds, raw)
-			}
-			*r.value = f
-		}
-	}
-	for _, c := range p.counts() {
-		if raw, ok := m[c.name]; ok {
-			n, isInt := canonical.Int(raw)
-			if !isInt {
-				return policyFieldError("compaction limits must be positive integers", c.name, "type", positiveBounds, raw)
-			}
-			*c.value = n
-		}
-	}
-	return nil
+	return "compaction policy is invalid", "a boolean"
 }
 
 // UnmarshalJSON decodes a persisted or partial policy over the defaults,

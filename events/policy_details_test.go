@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/errcode"
+	"github.com/cairnhq/cairn/jsonwire"
 )
 
 // Every policy error names the field as its path in the request and the
@@ -46,7 +47,7 @@ func TestPolicyErrorEchoIsBounded(t *testing.T) {
 	if e == nil {
 		t.Fatalf("err = %v", err)
 	}
-	if v, _ := e.Details["value"].(string); len(v) > maxEchoBytes+len("…") {
+	if v, _ := e.Details["value"].(string); len(v) > jsonwire.MaxEchoBytes+len("…") {
 		t.Fatalf("echoed value of %d bytes", len(v))
 	}
 }

@@ -2,88 +2,17 @@ package events
 
 import (
 	"encoding/json"
-	"sort"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/canonical"
 )
 
-// Values decoded from untrusted JSON (canonical.Decode) are nil, bool,
-// json.Number, string, []any and map[string]any. The helpers below read them
-// without panicking; Go-built values (int, int64, float64) are accepted too so
-// that callers can build values in code.
-
 // isID reports whether s is an id of the contract: 1..200 bytes.
 func isID(s string) bool { return len(s) >= 1 && len(s) <= 200 }
 
 // isNamespace reports whether s is 1..200 bytes of valid UTF-8.
 func isNamespace(s string) bool { return isID(s) && utf8.ValidString(s) }
-
-// isHash64 reports whether s is 64 lowercase hex digits.
-func isHash64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := range len(s) {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// asStringList returns v as a list of strings, or false if it is not one.
-func asStringList(v any) ([]string, bool) {
-	switch x := v.(type) {
-	case []string:
-		return x, true
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, el := range x {
-			s, ok := el.(string)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, s)
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-// unknownKeys returns the keys of m that are not in known, sorted.
-func unknownKeys(m map[string]any, known map[string]bool) []string {
-	var out []string
-	for k := range m {
-		if !known[k] {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// keySet builds a lookup set from names.
-func keySet(names ...string) map[string]bool {
-	s := make(map[string]bool, len(names))
-	for _, n := range names {
-		s[n] = true
-	}
-	return s
-}
-
-// stringsToAny converts a string list to a generic list for canonical maps.
-func stringsToAny(list []string) []any {
-	out := make([]any, len(list))
-	for i, s := range list {
-		out[i] = s
-	}
-	return out
-}
-
-// ptr returns a pointer to a copy of v.
-func ptr[T any](v T) *T { return &v }
 
 // plainValue is v as encoding/json writes it (its json tags name the
 // members), decoded back into a canonical value. canonical.Decode keeps

@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/jsonwire"
 )
 
 // benchmarkCompact compacts a realistic coding-agent lane of n events
@@ -59,7 +61,7 @@ func BenchmarkContentHashRatio(b *testing.B) {
 	encoded := make([][]byte, len(laneEvents))
 	for i, e := range laneEvents {
 		var err error
-		payload := map[string]any{"artifact_ids": stringsToAny(stringsOrEmpty(e.ArtifactIDs)), "content": stringOrNil(e.Content),
+		payload := map[string]any{"artifact_ids": jsonwire.StringsToAny(stringsOrEmpty(e.ArtifactIDs)), "content": stringOrNil(e.Content),
 			"tool": mapOrNil(e.Tool), "truncated": e.Truncated}
 		if encoded[i], err = canonical.Encode(payload); err != nil {
 			b.Fatal(err)
@@ -81,4 +83,27 @@ func BenchmarkContentHashRatio(b *testing.B) {
 		shaTime += time.Since(mid)
 	}
 	b.ReportMetric(float64(shaTime)/float64(hashTime), "hash_vs_sha256")
+}
+
+// BenchmarkDecodeRequest decodes and validates a request's JSON, as every
+// delivery does: a one-event lane (mostly the request's own members) and a
+// 100-event coding lane.
+func BenchmarkDecodeRequest(b *testing.B) {
+	for _, n := range []int{1, 100} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			req := laneRequest(b, "0192b6e4-0000-7000-8000-00000000b000", codingLane(b, n, 25), 400_000)
+			req.Focus, req.Scope, req.Harvest = ptr("tests"), &events.Scope{Kind: "project", ID: "cairn"}, ptr(true)
+			data := fixtureJSON(b, req, nil)
+			if _, err := DecodeRequest(data); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := DecodeRequest(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

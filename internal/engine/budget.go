@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/jsonwire"
 
 	"github.com/cairnhq/cairn/errcode"
 )
@@ -26,7 +27,7 @@ func budgetError(message, field, rule string) *errcode.Error {
 // non-negative integer.
 func categoryError(name, rule string, value any) *errcode.Error {
 	return budgetError("category costs must be non-negative integers", categoryField+"."+name, rule).
-		With("value", echoValue(value))
+		With("value", jsonwire.Echo(value))
 }
 
 // BudgetOptions are the inputs of a ContextBudget besides profile and request.
@@ -185,3 +186,11 @@ func allocateCategories(total int64, categories map[string]int64, byteTotal int6
 	out[categoryResidual] += total - allocated
 	return out
 }
+
+// floorRatio is floor(limit × ratio) as the contract computes it.
+func floorRatio(limit int64, ratio float64) int64 {
+	return int64(math.Floor(float64(limit) * ratio))
+}
+
+// ptr returns a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/jsonwire"
 )
 
 // Reported-usage delta accounting, version 2: the provider's
@@ -88,7 +89,7 @@ func parseDescriptor(raw any) (descriptor, bool) {
 	case "exact":
 		n, isInt := canonical.Int(m["bytes"])
 		hash, isString := m["hash"].(string)
-		if !isInt || n < 0 || !isString || !isHash64(hash) {
+		if !isInt || n < 0 || !isString || !jsonwire.IsHash64(hash) {
 			return descriptor{}, false
 		}
 		return descriptor{exact: true, bytes: n, hash: hash}, true
@@ -113,7 +114,7 @@ func parseAppend(raw any) (descriptor, bool) {
 		id, isString := m["id"].(string)
 		hash, isHash := m["hash"].(string)
 		n, isInt := canonical.Int(m["bytes"])
-		if !isString || id == "" || seen[id] || !isHash || !isHash64(hash) || !isInt || n < 0 {
+		if !isString || id == "" || seen[id] || !isHash || !jsonwire.IsHash64(hash) || !isInt || n < 0 {
 			return descriptor{}, false
 		}
 		seen[id] = true

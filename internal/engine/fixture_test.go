@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -265,4 +266,14 @@ func mustPlain(v any) any {
 		panic(fmt.Sprintf("plainValue(%T): %v", v, err))
 	}
 	return p
+}
+
+// plainValue is v as encoding/json writes it (its json tags name the
+// members), decoded back into a canonical value.
+func plainValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return canonical.Decode(b)
 }

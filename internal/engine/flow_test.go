@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/jsonwire"
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
@@ -443,7 +444,7 @@ func TestCheckpointHashIgnoresCreatedAt(t *testing.T) {
 	}
 	ha, _ := a.Checkpoint.Hash()
 	hb, _ := b.Checkpoint.Hash()
-	if ha != hb || !isHash64(ha) || a.Checkpoint.CreatedAt == b.Checkpoint.CreatedAt {
+	if ha != hb || !jsonwire.IsHash64(ha) || a.Checkpoint.CreatedAt == b.Checkpoint.CreatedAt {
 		t.Fatalf("hashes %s %s", ha, hb)
 	}
 	m := a.Checkpoint.Map()

@@ -4,7 +4,9 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/jsonwire"
 
 	"github.com/cairnhq/cairn/errcode"
 )
@@ -49,7 +51,7 @@ func projectEvent(e events.InputEvent) (events.InputEvent, *events.ManifestEntry
 		tool[k] = v
 	}
 	tool["result_excerpt"] = excerpt(content)
-	tool["artifact_ids"] = stringsToAny(e.ArtifactIDs)
+	tool["artifact_ids"] = jsonwire.StringsToAny(e.ArtifactIDs)
 	hash, err := events.ContentHash(nil, tool, e.ArtifactIDs, true)
 	if err != nil {
 		return e, nil, errcode.Field(errcode.InvalidProjection, "projected event is not canonical JSON",
@@ -105,9 +107,9 @@ func checkEntry(i int, m events.ManifestEntry) error {
 	case m.ProjectionVersion != projectionVersion:
 		return projectionError(message, manifestPath(i, "projection_version"), "enum").
 			With("value", m.ProjectionVersion).With("expected", []any{int64(projectionVersion)})
-	case !isHash64(m.OriginalContentHash):
+	case !jsonwire.IsHash64(m.OriginalContentHash):
 		return projectionError(message, manifestPath(i, "original_content_hash"), "pattern").With("expected", hashRule)
-	case !isHash64(m.ProjectedContentHash):
+	case !jsonwire.IsHash64(m.ProjectedContentHash):
 		return projectionError(message, manifestPath(i, "projected_content_hash"), "pattern").With("expected", hashRule)
 	case m.OriginalBytes < 0:
 		return projectionError(message, manifestPath(i, "original_bytes"), "range").With("value", m.OriginalBytes)
@@ -223,7 +225,7 @@ func DecodeManifest(v any) ([]events.ManifestEntry, error) {
 			return nil, invalid("required")
 		}
 		if raw, has := m["artifact_ids"]; has {
-			ids, isList := asStringList(raw)
+			ids, isList := jsonwire.StringList(raw)
 			if !isList {
 				return nil, invalid("type")
 			}
@@ -233,4 +235,30 @@ func DecodeManifest(v any) ([]events.ManifestEntry, error) {
 		out = append(out, entry)
 	}
 	return out, nil
+}
+
+// readInt stores the integer member key of m in dst; it reports false for
+// a member that is not an integer (null included). An absent member leaves
+// dst as it is.
+func readInt(m map[string]any, key string, dst *int64) bool {
+	raw, present := m[key]
+	if !present {
+		return true
+	}
+	n, ok := canonical.Int(raw)
+	*dst = n
+	return ok
+}
+
+// readStringPtr stores the string member key of m in dst; null or
+// absence leaves dst nil. It reports false for a member that is not a
+// string.
+func readStringPtr(m map[string]any, key string, dst **string) bool {
+	raw, present := m[key]
+	if !present || raw == nil {
+		return true
+	}
+	s, ok := raw.(string)
+	*dst = &s
+	return ok
 }

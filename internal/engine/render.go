@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/jsonwire"
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
@@ -56,7 +57,7 @@ func RendererFor(name string) (Renderer, error) {
 		}
 		slices.Sort(names)
 		return nil, invalidField("render", "enum", "unknown renderer").
-			With("render", name).With("value", echoValue(name)).With("expected", stringsToAny(names))
+			With("render", name).With("value", jsonwire.Echo(name)).With("expected", jsonwire.StringsToAny(names))
 	}
 	return r, nil
 }

@@ -1,18 +1,17 @@
 package engine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/jsonwire"
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
@@ -110,116 +109,118 @@ func (r *Request) Validate() error {
 	return nil
 }
 
-// requestStep is one stage of validation: decode reads its fields from the
-// wire object (type errors), check validates their values.
+// requestStep is one stage of decoding and validation. decode reads the
+// members that have decoders of their own; then members are read by their
+// tags in events.Request (their JSON types); check validates the values.
+// A step's failures come before those of the steps after it.
 type requestStep struct {
 	decode func(r *Request, m map[string]any) error
-	check  func(r *Request) error
+	// members are the events.Request members the step reads by their tags,
+	// each into the Request field of the same name.
+	members []string
+	check   func(r *Request) error
 	// needsEvents marks checks that wait for claim-checked events.
 	needsEvents bool
+	// rest reads every member no other step reads, into a scratch
+	// events.Request: a member added to events.Request is type-checked with
+	// no new step.
+	rest bool
+	read []jsonwire.Field
 }
 
-var requestSteps = []requestStep{
-	{decodeIdentities, checkIdentities, false},
-	{decodeTrigger, checkTrigger, false},
-	{decodeDestination, checkDestination, false},
-	{decodePolicyField, checkPolicy, false},
-	{nil, checkEnabled, false},
-	{decodeFocus, checkFocus, false},
-	{decodeRehydration, checkRehydration, false},
-	{decodePreviousSemantic, checkPreviousSemantic, false},
-	{decodeState, checkState, false},
-	{decodeEventsField, checkEvents, true},
-	{decodeActiveIDs, checkActiveIDs, true},
-	{decodeRender, checkRender, false},
-	{decodeOutputTokens, checkOutputTokens, false},
-	{decodeFlags, checkFlags, false},
-	{decodeAccounting, nil, false},
-	{decodeOtherFields, nil, false},
-}
+// requestSteps is the documented order of a request's checks (docs/request.md).
+var requestSteps = resolveSteps([]requestStep{
+	{members: []string{"request_id", "thread_id", "run_id", "root_turn_id", "run_agent_id",
+		"provider_connection_id", "checkpoint_namespace", "parent_checkpoint_id"}, check: checkIdentities},
+	{members: []string{"trigger"}, check: checkTrigger},
+	{decode: decodeModelProfile, members: []string{"destination_identity_hash"}, check: checkDestination},
+	{decode: decodePolicyField, check: checkPolicy},
+	{check: checkEnabled},
+	{members: []string{"focus"}, check: checkFocus},
+	{decode: decodeRehydration, check: checkRehydration},
+	{decode: decodePreviousSemantic, check: checkPreviousSemantic},
+	{decode: decodeAntiThrash, members: []string{"new_tokens_since_compaction"}, check: checkState},
+	{decode: decodeEventsField, check: checkEvents, needsEvents: true},
+	{members: []string{"active_input_event_ids"}, check: checkActiveIDs, needsEvents: true},
+	{members: []string{"render", "rendered_request_bytes"}, check: checkRender},
+	{members: []string{"requested_max_output_tokens"}, check: checkOutputTokens},
+	{members: []string{"structural_pressure", "harvest"}},
+	{decode: decodeDeadline},
+	{members: []string{"scope"}, check: checkScope},
+	{decode: decodeAccounting},
+	{rest: true},
+})
 
-// wireField is one JSON member of a struct.
-type wireField struct {
-	name     string
-	required bool // not omitempty
-	typ      reflect.Type
-	index    []int // for reflect.Value.FieldByIndex
-}
+var wireRequestFields = jsonwire.Fields(reflect.TypeFor[events.Request]())
 
-// wireFields lists t's JSON members in encoding order, flattening embedded
-// structs as encoding/json does.
-func wireFields(t reflect.Type) []wireField {
-	var out []wireField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-			for _, inner := range wireFields(f.Type) {
-				inner.index = append([]int{i}, inner.index...)
-				out = append(out, inner)
+// ownDecoded are the members read by a step's decode, not by their tags.
+var ownDecoded = jsonwire.KeySet("v", "model_profile", "policy", "rehydration_state", "previous_semantic",
+	"anti_thrash", "events", "events_object", "deadline_at", "accounting")
+
+// resolveSteps fills in each step's read: its members as fields of
+// Request (the tags of events.Request, the index of Request's field of the
+// same name and type), or, for the rest step, every member that neither a
+// step nor a decode names. A member without such a field is a mistake in
+// the table, found when the package loads.
+func resolveSteps(steps []requestStep) []requestStep {
+	named := maps.Clone(ownDecoded)
+	request := reflect.TypeFor[Request]()
+	wire := reflect.TypeFor[events.Request]()
+	for i := range steps {
+		for _, f := range jsonwire.Select(wireRequestFields, steps[i].members...) {
+			target, found := request.FieldByName(wire.FieldByIndex(f.Index).Name)
+			if !found || target.Type != f.Type {
+				panic("engine: request member " + f.Name + " has no Request field of its type")
 			}
-		case f.IsExported() && name != "-":
-			out = append(out, wireField{name, !strings.Contains(opts, "omitempty"), f.Type, []int{i}})
+			f.Index = target.Index
+			steps[i].read = append(steps[i].read, f)
+			named[f.Name] = true
 		}
 	}
-	return out
-}
-
-var (
-	wireRequestFields     = wireFields(reflect.TypeFor[events.Request]())
-	requestFields         = jsonKeys(reflect.TypeFor[events.Request]())
-	requiredRequestFields = fieldNames(wireRequestFields, true)
-)
-
-// fieldNames is the names of fields, only the required ones if
-// requiredOnly.
-func fieldNames(fields []wireField, requiredOnly bool) []string {
-	var out []string
-	for _, f := range fields {
-		if f.required || !requiredOnly {
-			out = append(out, f.name)
+	for i := range steps {
+		if steps[i].rest {
+			steps[i].read = slices.DeleteFunc(slices.Clone(wireRequestFields), func(f jsonwire.Field) bool { return named[f.Name] })
 		}
 	}
-	return out
+	return steps
 }
 
-// jsonKeys is the set of t's JSON member names: the keys an object
-// decoded into t may have.
-func jsonKeys(t reflect.Type) map[string]bool { return keySet(fieldNames(wireFields(t), false)...) }
-
-// decodedFields are the members a step of requestSteps reads and checks
-// itself; decodeOtherFields checks the rest by their Go type.
-var decodedFields = keySet("v", "request_id", "trigger", "thread_id", "run_id", "root_turn_id",
-	"run_agent_id", "provider_connection_id", "checkpoint_namespace", "destination_identity_hash",
-	"parent_checkpoint_id", "model_profile", "requested_max_output_tokens", "rendered_request_bytes",
-	"render", "events", "events_object", "active_input_event_ids", "previous_semantic",
-	"rehydration_state", "policy", "focus", "structural_pressure", "accounting",
-	"new_tokens_since_compaction", "anti_thrash", "deadline_at", "scope", "harvest")
-
-// decodeOtherFields type-checks the members of events.Request that no other
-// step reads (a field that is only echoed, say).
-func decodeOtherFields(_ *Request, m map[string]any) error {
-	return checkTypes(wireRequestFields, m)
-}
-
-// checkTypes checks that each member of m named in fields and not in
-// decodedFields decodes into the field's Go type.
-func checkTypes(fields []wireField, m map[string]any) error {
-	for _, f := range fields {
-		raw, ok := m[f.name]
-		if !ok || raw == nil || decodedFields[f.name] {
-			continue
-		}
-		b, err := json.Marshal(raw)
-		if err == nil {
-			err = json.Unmarshal(b, reflect.New(f.typ).Interface())
-		}
-		if err != nil {
-			return invalidField(f.name, "type", f.name+" must be a "+f.typ.String())
-		}
+// readMembers reads the step's members from m by their tags.
+func (step *requestStep) readMembers(r *Request, m map[string]any) error {
+	if len(step.read) == 0 {
+		return nil
 	}
-	return nil
+	dst := reflect.ValueOf(r).Elem()
+	if step.rest {
+		dst = reflect.New(reflect.TypeFor[events.Request]()).Elem()
+	}
+	return jsonwire.Read(dst, step.read, m, func(f jsonwire.Field, rule string) error {
+		return memberError(f, "", rule)
+	})
+}
+
+// memberError is the failure of member f (at path+f.Name) of the wrong
+// JSON type, as its tags state it: the code (invalid_compaction_request
+// unless tagged code), the message (tagged invalid), and details.reason or
+// details.expected when tagged so. A member without an invalid tag says
+// which Go type it must decode into.
+func memberError(f jsonwire.Field, path, rule string) *errcode.Error {
+	message := f.Tag.Get("invalid")
+	if message == "" {
+		return invalidField(path+f.Name, rule, f.Name+" must be a "+f.Type.String())
+	}
+	code := f.Tag.Get("code")
+	if code == "" {
+		code = errcode.InvalidRequest
+	}
+	e := errcode.Field(code, message, path+f.Name, rule)
+	if reason := f.Tag.Get("reason"); reason != "" {
+		e.With("reason", reason)
+	}
+	if expected := f.Tag.Get("expected"); expected != "" {
+		e.With("expected", expected)
+	}
+	return e
 }
 
 // DecodeRequest decodes and validates untrusted Request v1 JSON. Duplicate
@@ -266,11 +267,15 @@ func DecodeRequestValue(v any) (*Request, error) {
 		return nil, err
 	}
 	r := &Request{V: RequestVersion}
-	for _, step := range requestSteps {
+	for i := range requestSteps {
+		step := &requestSteps[i]
 		if step.decode != nil {
 			if err := step.decode(r, m); err != nil {
 				return nil, err
 			}
+		}
+		if err := step.readMembers(r, m); err != nil {
+			return nil, err
 		}
 		if step.check != nil && !(step.needsEvents && r.Events == nil) {
 			if err := step.check(r); err != nil {
@@ -281,22 +286,19 @@ func DecodeRequestValue(v any) (*Request, error) {
 	return r, nil
 }
 
+var requestFields = jsonwire.KeySet(jsonwire.Names(wireRequestFields, false)...)
+
 // checkEnvelope checks the version, the key set and the event source.
 func checkEnvelope(m map[string]any) error {
 	if version, ok := canonical.Int(m["v"]); !ok || version != RequestVersion {
 		return errcode.Field(errcode.UnsupportedVersion, "unsupported request version", "v", "enum").
-			With("value", echoValue(m["v"])).With("supported", []any{int64(RequestVersion)})
+			With("value", jsonwire.Echo(m["v"])).With("supported", []any{int64(RequestVersion)})
 	}
-	if unknown := unknownKeys(m, requestFields); len(unknown) > 0 {
+	if unknown := jsonwire.UnknownKeys(m, requestFields); len(unknown) > 0 {
 		e := fieldError("compaction request has unknown fields", TruncateUTF8(unknown[0], maxListedNameSize), "unknown")
 		return withAll(e, listedNames("unknown_fields", unknown))
 	}
-	var missing []string
-	for _, f := range requiredRequestFields {
-		if _, ok := m[f]; !ok {
-			missing = append(missing, f)
-		}
-	}
+	missing := jsonwire.Missing(wireRequestFields, m)
 	_, hasEvents := m["events"]
 	_, hasObject := m["events_object"]
 	if !hasEvents && !hasObject {
@@ -304,33 +306,11 @@ func checkEnvelope(m map[string]any) error {
 	}
 	if len(missing) > 0 {
 		return fieldError("required compaction request fields are missing", missing[0], "required").
-			With("missing_fields", stringsToAny(missing))
+			With("missing_fields", jsonwire.StringsToAny(missing))
 	}
 	if hasEvents && hasObject {
 		return fieldError("compaction request is invalid", "events_object", "exclusive").
 			With("reason", "events and events_object are mutually exclusive")
-	}
-	return nil
-}
-
-func decodeIdentities(r *Request, m map[string]any) error {
-	targets := []struct {
-		key string
-		dst *string
-	}{
-		{"request_id", &r.RequestID}, {"thread_id", &r.ThreadID}, {"run_id", &r.RunID},
-		{"root_turn_id", &r.RootTurnID}, {"run_agent_id", &r.RunAgentID},
-		{"provider_connection_id", &r.ProviderConnectionID}, {"checkpoint_namespace", &r.CheckpointNamespace},
-	}
-	for _, t := range targets {
-		s, ok := m[t.key].(string)
-		if !ok {
-			return typeError("compaction request identities are invalid", t.key, "string")
-		}
-		*t.dst = s
-	}
-	if !readStringPtr(m, "parent_checkpoint_id", &r.ParentCheckpointID) {
-		return typeError("compaction request identities are invalid", "parent_checkpoint_id", "string or null")
 	}
 	return nil
 }
@@ -352,19 +332,10 @@ func checkIdentities(r *Request) error {
 	return nil
 }
 
-func decodeTrigger(r *Request, m map[string]any) error {
-	s, ok := m["trigger"].(string)
-	if !ok {
-		return typeError("compaction trigger is invalid", "trigger", "string")
-	}
-	r.Trigger = s
-	return nil
-}
-
 func checkTrigger(r *Request) error {
 	if !slices.Contains(events.Triggers(), r.Trigger) {
 		return fieldError("compaction trigger is invalid", "trigger", "enum").
-			With("value", echoValue(r.Trigger)).With("expected", stringsToAny(events.Triggers()))
+			With("value", jsonwire.Echo(r.Trigger)).With("expected", jsonwire.StringsToAny(events.Triggers()))
 	}
 	return nil
 }
@@ -372,20 +343,15 @@ func checkTrigger(r *Request) error {
 // hashRule is what a hash field must look like, as details state it.
 const hashRule = "64 lowercase hex digits"
 
-func decodeDestination(r *Request, m map[string]any) error {
-	s, ok := m["destination_identity_hash"].(string)
-	if !ok {
-		return typeError("destination identity hash is invalid", "destination_identity_hash", "string")
-	}
-	r.DestinationIdentityHash = s
+func decodeModelProfile(r *Request, m map[string]any) error {
 	r.ModelProfile = events.DecodeModelProfile(m["model_profile"])
 	return nil
 }
 
 func checkDestination(r *Request) error {
-	if !isHash64(r.DestinationIdentityHash) {
+	if !jsonwire.IsHash64(r.DestinationIdentityHash) {
 		return fieldError("destination identity hash is invalid", "destination_identity_hash", "pattern").
-			With("value", echoValue(r.DestinationIdentityHash)).With("expected", hashRule)
+			With("value", jsonwire.Echo(r.DestinationIdentityHash)).With("expected", hashRule)
 	}
 	return nil
 }
@@ -409,13 +375,6 @@ func checkEnabled(r *Request) error {
 	if r.Trigger == events.TriggerAuto && !r.Policy.Enabled {
 		return fieldError("compaction request is invalid", "policy.enabled", "conflict").
 			With("value", false).With("reason", "automatic compaction is disabled by the policy")
-	}
-	return nil
-}
-
-func decodeFocus(r *Request, m map[string]any) error {
-	if !readStringPtr(m, "focus", &r.Focus) {
-		return invalidField("focus", "type", "focus must be a string or null")
 	}
 	return nil
 }
@@ -462,17 +421,7 @@ func withAll(e *errcode.Error, d map[string]any) *errcode.Error {
 // TruncateUTF8 returns s when it has at most limit bytes, else its longest
 // prefix of whole characters that leaves room for the "…" marker, and the
 // marker.
-func TruncateUTF8(s string, limit int) string {
-	const marker = "…"
-	if len(s) <= limit {
-		return s
-	}
-	cut := max(limit-len(marker), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + marker
-}
+func TruncateUTF8(s string, limit int) string { return jsonwire.TruncateUTF8(s, limit) }
 
 // invalidField is the generic "compaction request is invalid" failure of
 // one field, with the reason in words.
@@ -536,16 +485,13 @@ func asSemanticError(err error) error {
 	return errcode.Wrap(errcode.InvalidSemantic, "semantic output is invalid", err)
 }
 
-func decodeState(r *Request, m map[string]any) error {
+func decodeAntiThrash(r *Request, m map[string]any) error {
 	if raw, ok := m["anti_thrash"]; ok && raw != nil {
 		s, err := events.DecodeState(raw)
 		if err != nil {
 			return err
 		}
 		r.AntiThrash = s
-	}
-	if !readIntPtr(m, "new_tokens_since_compaction", &r.NewTokensSinceCompaction) {
-		return stateFieldError("new-token count must be non-negative", "new_tokens_since_compaction", "type")
 	}
 	return nil
 }
@@ -555,7 +501,7 @@ func checkState(r *Request) error {
 		return err
 	}
 	if r.NewTokensSinceCompaction != nil && *r.NewTokensSinceCompaction < 0 {
-		return stateFieldError("new-token count must be non-negative", "new_tokens_since_compaction", "range").
+		return errcode.Field(errcode.InvalidState, "new-token count must be non-negative", "new_tokens_since_compaction", "range").
 			With("value", *r.NewTokensSinceCompaction)
 	}
 	return nil
@@ -677,25 +623,12 @@ func (r *Request) checkLane() error {
 // holds and what the lane expected there.
 func laneError(i int, field, rule string, value, expected any) *errcode.Error {
 	return fieldError("compaction events are not one ordered lane", eventPath(i, field), rule).
-		With("value", echoValue(value)).With("expected", echoValue(expected))
+		With("value", jsonwire.Echo(value)).With("expected", jsonwire.Echo(expected))
 }
 
 // eventPath is the path of an event's field in the request: events[i].field.
 func eventPath(i int, field string) string {
 	return "events[" + strconv.Itoa(i) + "]." + field
-}
-
-func decodeActiveIDs(r *Request, m map[string]any) error {
-	raw, ok := m["active_input_event_ids"]
-	if !ok || raw == nil {
-		return nil
-	}
-	ids, isList := asStringList(raw)
-	if !isList {
-		return typeError(activeIDsMessage, "active_input_event_ids", "array of strings")
-	}
-	r.ActiveInputEventIDs = ids
-	return nil
 }
 
 const activeIDsMessage = "active input event IDs are invalid"
@@ -733,7 +666,7 @@ func checkActiveIDs(r *Request) error {
 // the id of any event of the lane (reference).
 func activeIDError(i int, rule, id string) *errcode.Error {
 	return fieldError(activeIDsMessage, "active_input_event_ids["+strconv.Itoa(i)+"]", rule).
-		With("value", echoValue(id))
+		With("value", jsonwire.Echo(id))
 }
 
 // countFound marks the ids of found that some event carries and returns
@@ -749,24 +682,6 @@ func countFound(found map[string]bool, laneEvents []events.InputEvent) int {
 	return n
 }
 
-func decodeRender(r *Request, m map[string]any) error {
-	if raw, ok := m["render"]; ok && raw != nil {
-		name, isString := raw.(string)
-		if !isString {
-			return invalidField("render", "type", "render must name a renderer")
-		}
-		r.Render = name
-	}
-	if raw, ok := m["rendered_request_bytes"]; ok && raw != nil {
-		n, isInt := canonical.Int(raw)
-		if !isInt {
-			return invalidField("rendered_request_bytes", "type", "rendered_request_bytes must be a non-negative integer")
-		}
-		r.RenderedRequestBytes = &n
-	}
-	return nil
-}
-
 func checkRender(r *Request) error {
 	if _, err := RendererFor(r.Render); err != nil {
 		return err
@@ -774,17 +689,6 @@ func checkRender(r *Request) error {
 	if r.RenderedRequestBytes != nil && *r.RenderedRequestBytes < 0 {
 		return invalidField("rendered_request_bytes", "range", "rendered_request_bytes must be a non-negative integer").
 			With("value", *r.RenderedRequestBytes)
-	}
-	return nil
-}
-
-func decodeOutputTokens(r *Request, m map[string]any) error {
-	if raw, ok := m["requested_max_output_tokens"]; ok && raw != nil {
-		n, isInt := canonical.Int(raw)
-		if !isInt {
-			return invalidField("requested_max_output_tokens", "type", "requested_max_output_tokens must be a non-negative integer")
-		}
-		r.RequestedMaxOutputTokens = n
 	}
 	return nil
 }
@@ -797,23 +701,14 @@ func checkOutputTokens(r *Request) error {
 	return nil
 }
 
-// decodeFlags reads structural_pressure and the wire-only fields that need
-// no cross-checks (deadline_at, scope, harvest).
-func decodeFlags(r *Request, m map[string]any) error {
-	if raw, ok := m["structural_pressure"]; ok && raw != nil {
-		b, isBool := raw.(bool)
-		if !isBool {
-			return invalidField("structural_pressure", "type", "structural_pressure must be a boolean")
-		}
-		r.StructuralPressure = b
+func checkScope(r *Request) error {
+	if r.Scope != nil && (!events.ValidName(r.Scope.Kind) || !events.ValidName(r.Scope.ID)) {
+		return events.InvalidName("scope", scopeReason)
 	}
-	if raw, ok := m["harvest"]; ok && raw != nil {
-		b, isBool := raw.(bool)
-		if !isBool {
-			return invalidField("harvest", "type", "harvest must be a boolean")
-		}
-		r.Harvest = &b
-	}
+	return nil
+}
+
+func decodeDeadline(r *Request, m map[string]any) error {
 	if raw, ok := m["deadline_at"]; ok && raw != nil {
 		s, isString := raw.(string)
 		t, err := time.Parse(time.RFC3339Nano, s)
@@ -822,39 +717,19 @@ func decodeFlags(r *Request, m map[string]any) error {
 		}
 		r.DeadlineAt = &t
 	}
-	if raw, ok := m["scope"]; ok && raw != nil {
-		scope, err := decodeScope(raw)
-		if err != nil {
-			return err
-		}
-		r.Scope = scope
-	}
 	return nil
 }
 
-func checkFlags(r *Request) error {
-	if r.Scope != nil && (!events.ValidName(r.Scope.Kind) || !events.ValidName(r.Scope.ID)) {
-		return events.InvalidName("scope", "scope must be {\"kind\": string, \"id\": string}")
-	}
-	return nil
-}
-
+// scopeReason is the reason of a scope that is not two names.
 const scopeReason = "scope must be {\"kind\": string, \"id\": string}"
 
-func decodeScope(raw any) (*events.Scope, error) {
-	m, ok := raw.(map[string]any)
-	if !ok || len(unknownKeys(m, keySet("kind", "id"))) > 0 {
-		return nil, invalidField("scope", "type", scopeReason)
-	}
-	kind, ok1 := m["kind"].(string)
-	id, ok2 := m["id"].(string)
-	if !ok1 || !ok2 {
-		return nil, invalidField("scope", "type", scopeReason)
-	}
-	return &events.Scope{Kind: kind, ID: id}, nil
-}
-
-var accountingFields = jsonKeys(reflect.TypeFor[events.Accounting]())
+// accountingMembers are the members of accounting read by their tags;
+// category_bytes is read after them by decodeCategories.
+var (
+	accountingFields  = jsonwire.Keys(reflect.TypeFor[events.Accounting]())
+	accountingMembers = slices.DeleteFunc(jsonwire.Fields(reflect.TypeFor[events.Accounting]()),
+		func(f jsonwire.Field) bool { return f.Name == "category_bytes" })
+)
 
 func decodeAccounting(r *Request, m map[string]any) error {
 	raw, ok := m["accounting"]
@@ -865,30 +740,17 @@ func decodeAccounting(r *Request, m map[string]any) error {
 	if !isMap {
 		return invalidField("accounting", "type", "accounting must be an object")
 	}
-	if unknown := unknownKeys(a, accountingFields); len(unknown) > 0 {
+	if unknown := jsonwire.UnknownKeys(a, accountingFields); len(unknown) > 0 {
 		return withAll(invalidField("accounting", "unknown", "unknown accounting fields"), listedNames("fields", unknown))
 	}
-	var method *string
-	if !readStringPtr(a, "method", &method) {
-		return invalidField("accounting.method", "type", "accounting method must be a string")
-	}
-	if method != nil {
-		r.Accounting.Method = *method
-	}
-	if !readStringPtr(a, "profile_hash", &r.Accounting.ProfileHash) {
-		return stateFieldError("accounting identity is invalid", "accounting.profile_hash", "type")
-	}
-	if !readInt(a, "reported_input_tokens", &r.Accounting.ReportedInputTokens) && a["reported_input_tokens"] != nil {
-		return budgetError(reportedUsageMessage, "accounting.reported_input_tokens", "type")
-	}
-	categories, err := decodeCategories(a["category_bytes"])
+	err := jsonwire.Read(reflect.ValueOf(&r.Accounting).Elem(), accountingMembers, a, func(f jsonwire.Field, rule string) error {
+		return memberError(f, "accounting.", rule)
+	})
 	if err != nil {
 		return err
 	}
-	r.Accounting.CategoryBytes = categories
-	r.Accounting.ReportedUsageBaseline = a["reported_usage_baseline"]
-	r.Accounting.ComponentDescriptors = a["component_descriptors"]
-	return nil
+	r.Accounting.CategoryBytes, err = decodeCategories(a["category_bytes"])
+	return err
 }
 
 func decodeCategories(raw any) (map[string]int64, error) {

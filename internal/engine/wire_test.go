@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/events"
+	"github.com/cairnhq/cairn/jsonwire"
 
 	"github.com/cairnhq/cairn/errcode"
 )
@@ -24,17 +25,34 @@ func TestRequestFieldsFollowWireRequest(t *testing.T) {
 		"render", "events", "events_object", "active_input_event_ids", "previous_semantic",
 		"rehydration_state", "policy", "focus", "structural_pressure", "accounting",
 		"new_tokens_since_compaction", "anti_thrash", "deadline_at", "scope", "harvest"}
-	if !reflect.DeepEqual(requestFields, keySet(want...)) {
+	if !reflect.DeepEqual(requestFields, jsonwire.KeySet(want...)) {
 		t.Fatalf("requestFields = %v, want %v", requestFields, want)
 	}
 	required := []string{"v", "request_id", "trigger", "thread_id", "run_agent_id", "checkpoint_namespace",
 		"run_id", "root_turn_id", "provider_connection_id", "destination_identity_hash", "model_profile", "rehydration_state"}
-	if !slices.Equal(requiredRequestFields, required) {
-		t.Fatalf("requiredRequestFields = %v, want %v", requiredRequestFields, required)
+	if got := jsonwire.Names(wireRequestFields, true); !slices.Equal(got, required) {
+		t.Fatalf("required fields = %v, want %v", got, required)
 	}
-	for name := range decodedFields {
+}
+
+// Every member of Request v1 is read once: by a step's tags or by a decode
+// of its own.
+func TestEachRequestMemberIsReadOnce(t *testing.T) {
+	read := map[string]int{}
+	for _, step := range requestSteps {
+		for _, f := range step.read {
+			read[f.Name]++
+		}
+	}
+	for name := range ownDecoded {
 		if !requestFields[name] {
-			t.Errorf("decodedFields names %q, which Request v1 does not have", name)
+			t.Errorf("ownDecoded names %q, which Request v1 does not have", name)
+		}
+		read[name]++
+	}
+	for name := range requestFields {
+		if read[name] != 1 {
+			t.Errorf("%s is read %d times", name, read[name])
 		}
 	}
 }
@@ -46,10 +64,11 @@ func TestCheckTypesOfOtherFields(t *testing.T) {
 		events.Correlation
 		Labels map[string]string `json:"labels,omitempty"`
 	}
-	fields := wireFields(reflect.TypeFor[wire]())
-	if got := fields[len(fields)-1]; got.name != "labels" || got.required {
+	fields := jsonwire.Fields(reflect.TypeFor[wire]())
+	if got := fields[len(fields)-1]; got.Name != "labels" || got.Required {
 		t.Fatalf("last field = %+v, want labels, optional", got)
 	}
+	rest := fields[len(fields)-1:]
 	for _, tc := range []struct {
 		name  string
 		value any
@@ -61,7 +80,8 @@ func TestCheckTypesOfOtherFields(t *testing.T) {
 		{"a string", "team", false},
 		{"a number inside", map[string]any{"team": int64(1)}, false},
 	} {
-		err := checkTypes(fields, map[string]any{"thread_id": int64(1), "labels": tc.value})
+		err := jsonwire.Read(reflect.New(reflect.TypeFor[wire]()).Elem(), rest, map[string]any{"thread_id": int64(1), "labels": tc.value},
+			func(f jsonwire.Field, rule string) error { return memberError(f, "", rule) })
 		if tc.ok && err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}
