@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/baseline"
@@ -413,14 +412,10 @@ func benchRequest(c benchConfig, id string, seed uint64, agent string) ([]byte, 
 		Tokenizer: c.tokenizer,
 	})
 	if c.deadline > 0 {
-		req["deadline_at"] = time.Now().Add(c.deadline).UTC().Format(time.RFC3339Nano)
+		at := time.Now().Add(c.deadline).UTC()
+		req.DeadlineAt = &at
 	}
-	b, err := canonical.Encode(req)
-	if err != nil {
-		panic(fmt.Sprintf("processor bench: a generated request is not JSON: %v", err))
-	}
-	limit, _ := req["model_profile"].(map[string]any)["max_input_tokens"].(int64)
-	return b, limit
+	return lanegen.Encode(req), *req.ModelProfile.MaxInputTokens
 }
 
 func describeTokenizer(name string) string {

@@ -24,15 +24,10 @@ import (
 // so a cache given to it ends up holding min(n, capacity) entries.
 func countingRequest(t testing.TB, n int) *engine.Request {
 	t.Helper()
-	m := lanegen.Request(lanegen.RequestOptions{Lane: lanegen.Options{Events: n, Seed: 11}, Trigger: "auto"})
-	profile := m["model_profile"].(map[string]any)
-	profile["tokenizer"] = "o200k_base"
-	for _, k := range []string{"max_input_tokens", "max_context_tokens"} {
-		if _, ok := profile[k]; ok {
-			profile[k] = int64(1 << 40)
-		}
-	}
-	req, err := engine.DecodeRequestValue(m)
+	r := lanegen.Request(lanegen.RequestOptions{Lane: lanegen.Options{Events: n, Seed: 11}, Trigger: "auto"})
+	tokenizer, window := "o200k_base", int64(1<<40)
+	r.ModelProfile.Tokenizer, r.ModelProfile.MaxInputTokens = &tokenizer, &window
+	req, err := engine.DecodeRequest(lanegen.Encode(r))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,15 +161,16 @@ func TestReadMembersByTag(t *testing.T) {
 		ThreadID string            `json:"thread_id"`
 		Labels   map[string]string `json:"labels,omitempty"`
 	}
+	fields := membersOf(reflect.TypeFor[correlation]())
 	var c correlation
-	if err := readMembers(&c, map[string]any{"thread_id": "t", "labels": map[string]any{"team": "search"}}); err != nil {
+	if err := readMembers(&c, fields, map[string]any{"thread_id": "t", "labels": map[string]any{"team": "search"}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := (correlation{"t", map[string]string{"team": "search"}}); !reflect.DeepEqual(c, want) {
 		t.Fatalf("read %+v, want %+v", c, want)
 	}
 	for _, m := range []map[string]any{{"thread_id": json.Number("1")}, {"labels": "team"}} {
-		err := readMembers(&correlation{}, m)
+		err := readMembers(&correlation{}, fields, m)
 		if e, _ := err.(*errcode.Error); e == nil || e.Details["rule"] != "type" {
 			t.Errorf("%v: err = %v, want a type error", m, err)
 		}

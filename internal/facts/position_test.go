@@ -19,12 +19,8 @@ func longCut(t testing.TB, minBytes int) []Entry {
 	size := 0
 	for seed := uint64(1); size < minBytes; seed++ {
 		for _, ev := range lanegen.Lane(lanegen.Options{Events: 200, Seed: seed}) {
-			e := Entry{ID: fmt.Sprintf("s%d-%v", seed, ev["event_id"])}
-			e.Role, _ = ev["role"].(string)
-			e.Content, _ = ev["content"].(string)
-			if tool, ok := ev["tool"].(map[string]any); ok {
-				e.ToolName, _ = tool["name"].(string)
-			}
+			e := Entry{ID: fmt.Sprintf("s%d-%s", seed, ev.EventID), Role: ev.Role, Content: *ev.Content}
+			e.ToolName, _ = ev.Tool["name"].(string)
 			size += len(e.Content)
 			out = append(out, e)
 		}

@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -12,15 +11,11 @@ import (
 	"github.com/cairnhq/cairn/internal/lanegen"
 )
 
-func body(t *testing.T, edit func(map[string]any)) []byte {
+func body(t *testing.T, edit func(*events.Request)) []byte {
 	t.Helper()
 	r := lanegen.Request(lanegen.RequestOptions{Lane: lanegen.Options{Events: 40, Seed: 3}, RequestID: "req-inspect"})
-	edit(r)
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	edit(&r)
+	return lanegen.Encode(r)
 }
 
 // Validate plans a compacting request up to its model call, names the
@@ -28,15 +23,15 @@ func body(t *testing.T, edit func(map[string]any)) []byte {
 // events only when it has no loader, saying so.
 func TestValidate(t *testing.T) {
 	ctx := context.Background()
-	v := Validate(ctx, body(t, func(map[string]any) {}), nil, time.Now())
+	v := Validate(ctx, body(t, func(*events.Request) {}), nil, time.Now())
 	if !v.OK || v.Status != events.StatusCompacted || v.Summarize == nil || v.RequestID != "req-inspect" {
 		t.Fatalf("compacting request: %+v", v)
 	}
-	v = Validate(ctx, body(t, func(r map[string]any) { r["trigger"] = "sometimes" }), nil, time.Now())
+	v = Validate(ctx, body(t, func(r *events.Request) { r.Trigger = "sometimes" }), nil, time.Now())
 	if v.OK || v.Error == nil || v.Error.Details["field"] != "trigger" {
 		t.Fatalf("bad trigger: %+v", v)
 	}
-	object := func(r map[string]any) { delete(r, "events"); r["events_object"] = "lanes/one" }
+	object := func(r *events.Request) { r.Events, r.EventsObject = nil, "lanes/one" }
 	v = Validate(ctx, body(t, object), nil, time.Now())
 	if !v.OK || v.Status != "" || v.EventsObject != "lanes/one" || len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "events_object") {
 		t.Fatalf("events_object without a loader: %+v", v)

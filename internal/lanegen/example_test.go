@@ -9,7 +9,7 @@ import (
 func ExampleLane() {
 	lane := lanegen.Lane(lanegen.Options{Events: 4, Seed: 1})
 	for _, e := range lane {
-		fmt.Println(e["chat_seq"], e["role"])
+		fmt.Println(e.ChatSeq, e.Role)
 	}
 	// Output:
 	// 1 user
@@ -20,6 +20,6 @@ func ExampleLane() {
 
 func ExampleRequest() {
 	req := lanegen.Request(lanegen.RequestOptions{Lane: lanegen.Options{Events: 300, Seed: 1}})
-	fmt.Println(req["trigger"], len(req["events"].([]any)), req["model_profile"].(map[string]any)["context_limit_kind"])
+	fmt.Println(req.Trigger, len(req.Events), req.ModelProfile.ContextLimitKind)
 	// Output: manual 300 separate_input
 }

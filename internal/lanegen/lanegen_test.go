@@ -2,11 +2,13 @@ package lanegen
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/engine"
 )
 
@@ -22,65 +24,73 @@ func TestLaneEventsAreValidWireEvents(t *testing.T) {
 	}
 }
 
-func checkLane(t *testing.T, lane []map[string]any) {
+func checkLane(t *testing.T, lane []events.InputEvent) {
 	t.Helper()
 	seen := map[string]bool{}
 	var prevSeq, prevOrd int64
 	for i, e := range lane {
-		id, _ := e["event_id"].(string)
-		if !uuid7.MatchString(id) || seen[id] {
-			t.Fatalf("event %d: id %q not a fresh UUIDv7", i, id)
+		if !uuid7.MatchString(e.EventID) || seen[e.EventID] {
+			t.Fatalf("event %d: id %q not a fresh UUIDv7", i, e.EventID)
 		}
-		seen[id] = true
-		seq, ord := e["chat_seq"].(int64), e["lane_event_ordinal"].(int64)
-		if i > 0 && (seq <= prevSeq || ord <= prevOrd) {
-			t.Fatalf("event %d: chat_seq %d / ordinal %d not increasing", i, seq, ord)
+		seen[e.EventID] = true
+		if i > 0 && (e.ChatSeq <= prevSeq || e.LaneEventOrdinal <= prevOrd) {
+			t.Fatalf("event %d: chat_seq %d / ordinal %d not increasing", i, e.ChatSeq, e.LaneEventOrdinal)
 		}
-		prevSeq, prevOrd = seq, ord
-		if h, _ := canonical.Hash(e["provenance"]); h != e["provenance_sha256"] {
+		prevSeq, prevOrd = e.ChatSeq, e.LaneEventOrdinal
+		if err := e.Validate(); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if h, _ := canonical.Hash(e.Provenance); h != e.ProvenanceSHA256 {
 			t.Fatalf("event %d: provenance hash mismatch", i)
 		}
-		payload := map[string]any{"content": e["content"], "tool": e["tool"], "artifact_ids": e["artifact_ids"], "truncated": e["truncated"]}
-		if h, _ := canonical.Hash(payload); h != e["content_hash"] {
+		payload := map[string]any{"content": *e.Content, "tool": mapOrNil(e.Tool), "artifact_ids": stringsOrEmpty(e.ArtifactIDs), "truncated": e.Truncated}
+		if h, _ := canonical.Hash(payload); h != e.ContentHash {
 			t.Fatalf("event %d: content hash mismatch", i)
 		}
-		switch e["role"] {
-		case "user", "assistant", "tool":
-		default:
-			t.Fatalf("event %d: role %v", i, e["role"])
+		if e.Role == events.RoleTool && len(*e.Content) > projectionThreshold && len(e.ArtifactIDs) == 0 {
+			t.Fatalf("event %d: %d-byte tool output without artifact", i, len(*e.Content))
 		}
-		content, _ := e["content"].(string)
-		arts := e["artifact_ids"].([]any)
-		if e["role"] == "tool" && len(content) > projectionThreshold && len(arts) == 0 {
-			t.Fatalf("event %d: %d-byte tool output without artifact", i, len(content))
-		}
-		for _, a := range arts {
-			if !uuid7.MatchString(a.(string)) || seen[a.(string)] {
+		for _, a := range e.ArtifactIDs {
+			if !uuid7.MatchString(a) || seen[a] {
 				t.Fatalf("event %d: artifact id %v not a fresh UUIDv7", i, a)
 			}
-			seen[a.(string)] = true
+			seen[a] = true
 		}
 	}
+}
+
+func mapOrNil(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+func stringsOrEmpty(list []string) []any {
+	out := []any{}
+	for _, s := range list {
+		out = append(out, s)
+	}
+	return out
 }
 
 func TestToolResultsAnswerEarlierCalls(t *testing.T) {
 	lane := Lane(Options{Events: 300, Seed: 5})
 	issued := map[string]string{}
 	for i, e := range lane {
-		tool, _ := e["tool"].(map[string]any)
-		switch e["role"] {
-		case "assistant":
-			calls, _ := tool["calls"].([]any)
+		switch e.Role {
+		case events.RoleAssistant:
+			calls, _ := e.Tool["calls"].([]any)
 			for _, c := range calls {
 				c := c.(map[string]any)
 				issued[c["call_id"].(string)] = c["name"].(string)
 			}
-		case "tool":
-			id, _ := tool["call_id"].(string)
-			if name, ok := issued[id]; !ok || name != tool["name"] {
+		case events.RoleTool:
+			id, _ := e.Tool["call_id"].(string)
+			if name, ok := issued[id]; !ok || name != e.Tool["name"] {
 				t.Fatalf("event %d: result for unknown call %q", i, id)
 			}
-			if s := tool["status"]; s != "success" && s != "error" {
+			if s := e.Tool["status"]; s != "success" && s != "error" {
 				t.Fatalf("event %d: status %v", i, s)
 			}
 		}
@@ -104,13 +114,13 @@ func TestLaneContentIsRealistic(t *testing.T) {
 	var all strings.Builder
 	large, errs := 0, 0
 	for _, e := range lane {
-		s, _ := e["content"].(string)
+		s := *e.Content
 		all.WriteString(s)
 		all.WriteByte('\n')
 		if len(s) > projectionThreshold {
 			large++
 		}
-		if tool, _ := e["tool"].(map[string]any); tool["status"] == "error" {
+		if e.Tool["status"] == "error" {
 			errs++
 		}
 	}
@@ -141,37 +151,50 @@ func TestLaneSizes(t *testing.T) {
 
 func TestRequestIsSizedForEffectiveManualCompaction(t *testing.T) {
 	req := Request(RequestOptions{Lane: Options{Events: 500, Seed: 2}})
+	var wire map[string]any
+	if err := json.Unmarshal(Encode(req), &wire); err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range []string{"v", "request_id", "trigger", "thread_id", "run_id", "root_turn_id", "run_agent_id", "provider_connection_id", "checkpoint_namespace", "destination_identity_hash", "model_profile", "events", "rehydration_state", "policy"} {
-		if _, ok := req[k]; !ok {
+		if _, ok := wire[k]; !ok {
 			t.Errorf("request lacks %q", k)
 		}
 	}
-	events := req["events"].([]any)
-	lane := make([]map[string]any, len(events))
-	for i, e := range events {
-		lane[i] = e.(map[string]any)
-	}
-	rendered := RenderedBytes(lane, nil)
-	limit := req["model_profile"].(map[string]any)["max_input_tokens"].(int64)
+	rendered := RenderedBytes(req.Events, nil)
+	limit := *req.ModelProfile.MaxInputTokens
 	if fill := float64(rendered) / float64(limit); fill < 0.85 || fill > 0.95 {
 		t.Errorf("lane fills %.2f of the window, want about 0.9", fill)
 	}
-	if prune := req["policy"].(map[string]any)["minimum_prune_reclaim_tokens"].(int64); prune <= rendered {
-		t.Errorf("prune threshold %d would allow pruning a %d-byte lane", prune, rendered)
+	var p thresholds
+	if err := json.Unmarshal(req.Policy, &p); err != nil {
+		t.Fatal(err)
 	}
-	active := req["active_input_event_ids"].([]any)
-	if len(active) != 1 {
-		t.Fatalf("active input %v, want the newest user event", active)
+	if p.MinimumPruneReclaimTokens <= rendered {
+		t.Errorf("prune threshold %d would allow pruning a %d-byte lane", p.MinimumPruneReclaimTokens, rendered)
 	}
-	if _, err := canonical.Encode(req); err != nil {
-		t.Fatalf("request is not canonical JSON: %v", err)
+	if len(req.ActiveInputEventIDs) != 1 {
+		t.Fatalf("active input %v, want the newest user event", req.ActiveInputEventIDs)
 	}
 }
 
-func TestContentHashMatchesSpecVector(t *testing.T) {
-	got := ContentHash("implement the requested behavior", nil, nil, false)
-	if want := "2bdd27bf9b99a8505106b92dfe213d30ef3db8e37a12fe4eb65bfa21970e4698"; got != want {
-		t.Fatalf("ContentHash = %s, want %s", got, want)
+// RenderedBytes measures what the engine renders: the canonical encoding
+// of every event's 13-member view, members at their zero value included.
+func TestRenderedBytesIsTheEngineRendering(t *testing.T) {
+	lane := Lane(Options{Events: 80, Seed: 6})
+	req, err := engine.DecodeRequest(RequestJSON(RequestOptions{Events: lane}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := make([]any, len(req.Events))
+	for i, e := range req.Events {
+		views[i] = engine.View(e)
+	}
+	want, err := canonical.EncodedSize(map[string]any{"events": views, "semantic": nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := RenderedBytes(lane, nil); got != int64(want) {
+		t.Fatalf("RenderedBytes = %d, the engine's rendering has %d bytes", got, want)
 	}
 }
 
@@ -201,10 +224,13 @@ func TestEngineAcceptsGeneratedRequests(t *testing.T) {
 func TestHostileOptionsStillGiveAValidLane(t *testing.T) {
 	lane := Lane(Options{Events: 30, Seed: 1, ThreadID: "\xff", RunAgentID: "\xfe", Namespace: "\xfd", LargeToolEvery: -1, SecretEvery: -1, ChineseEvery: -1, FirstChatSeq: -5})
 	checkLane(t, lane)
-	if _, err := canonical.Encode(Request(RequestOptions{Events: lane})); err != nil {
+	if _, err := engine.DecodeRequest(RequestJSON(RequestOptions{Events: lane})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := canonical.Encode(Request(RequestOptions{Events: lane, Policy: map[string]any{"x": func() {}}})); err == nil {
-		t.Fatal("a non-JSON policy value encoded")
-	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a non-JSON policy value encoded")
+		}
+	}()
+	Request(RequestOptions{Events: lane, Policy: map[string]any{"x": func() {}}})
 }

@@ -1,6 +1,7 @@
 package lanegen
 
 import (
+	"bytes"
 	"context"
 	"reflect"
 	"testing"
@@ -19,13 +20,13 @@ func TestTokenizerKeepsTheBytesPlan(t *testing.T) {
 		for seed := uint64(1); seed <= 12; seed++ {
 			o := RequestOptions{Lane: Options{Events: events, Seed: seed}}
 			inBytes, counted := Request(o), Request(RequestOptions{Lane: o.Lane, Tokenizer: "o200k_base"})
-			if counted["model_profile"].(map[string]any)["tokenizer"] != "o200k_base" {
-				t.Fatalf("profile %v names no tokenizer", counted["model_profile"])
+			if tok := counted.ModelProfile.Tokenizer; tok == nil || *tok != "o200k_base" {
+				t.Fatalf("profile %+v names no tokenizer", counted.ModelProfile)
 			}
-			delete(counted["model_profile"].(map[string]any), "tokenizer")
-			if !reflect.DeepEqual(counted["model_profile"], inBytes["model_profile"]) || !reflect.DeepEqual(counted["policy"], inBytes["policy"]) {
-				t.Fatalf("%d events, seed %d: profile %v policy %v, in bytes %v %v", events, seed,
-					counted["model_profile"], counted["policy"], inBytes["model_profile"], inBytes["policy"])
+			counted.ModelProfile.Tokenizer = nil
+			if !reflect.DeepEqual(counted.ModelProfile, inBytes.ModelProfile) || !bytes.Equal(counted.Policy, inBytes.Policy) {
+				t.Fatalf("%d events, seed %d: profile %+v policy %s, in bytes %+v %s", events, seed,
+					counted.ModelProfile, counted.Policy, inBytes.ModelProfile, inBytes.Policy)
 			}
 			b, bErr := compactGenerated(t, o)
 			o.Tokenizer = "o200k_base"

@@ -110,30 +110,27 @@ func connect(t testing.TB, srv *natsrv.Server, user string) jetstream.JetStream 
 	return js
 }
 
-// request is a generated request of its own lane; edit changes it before
-// it is encoded.
-func request(id string, edit func(map[string]any)) []byte {
-	r := lanegen.Request(lanegen.RequestOptions{Lane: lanegen.Options{Events: 60, Seed: 7, Namespace: "ns-" + id}, RequestID: id})
+// request is a generated request of its own lane; edit changes its
+// options before it is generated.
+func request(id string, edit func(*lanegen.RequestOptions)) []byte {
+	o := lanegen.RequestOptions{Lane: lanegen.Options{Events: 60, Seed: 7, Namespace: "ns-" + id}, RequestID: id}
 	if edit != nil {
-		edit(r)
+		edit(&o)
 	}
-	body, err := json.Marshal(r)
-	if err != nil {
-		panic(err)
-	}
-	return body
+	return lanegen.RequestJSON(o)
 }
 
 // belowTrigger makes the request automatic: it fills 90 % of its window,
 // above the trigger ratio, so the trigger ratio is raised above that.
-func belowTrigger(r map[string]any) {
-	r["trigger"] = "auto"
-	r["policy"].(map[string]any)["trigger_ratio"] = 0.95
+func belowTrigger(o *lanegen.RequestOptions) {
+	o.Trigger = events.TriggerAuto
+	o.Policy = map[string]any{"trigger_ratio": 0.95}
 }
 
 // badHash breaks the first event's content_hash.
-func badHash(r map[string]any) {
-	r["events"].([]any)[0].(map[string]any)["content_hash"] = strings.Repeat("0", 64)
+func badHash(o *lanegen.RequestOptions) {
+	o.Events = lanegen.Lane(o.Lane)
+	o.Events[0].ContentHash = strings.Repeat("0", 64)
 }
 
 // publishAndWait publishes body and waits for its outcome on the stream
@@ -190,7 +187,7 @@ func checkStatusAnswers(t *testing.T, c *cairn) {
 	producer := connect(t, c.srv, "producer")
 	cases := []struct {
 		id    string
-		edit  func(map[string]any)
+		edit  func(*lanegen.RequestOptions)
 		state string
 	}{
 		{"req-activated", nil, events.StateActivated},

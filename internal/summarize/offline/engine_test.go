@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/events"
-
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/semantic"
@@ -89,15 +87,14 @@ func TestEngineCompactsASecondGeneration(t *testing.T) {
 	for _, seed := range []uint64{5, 6, 7} {
 		first := lanegen.RequestOptions{Lane: lanegen.Options{Events: 300, Seed: seed}}
 		req, res, _ := compact(t, first)
-		lane := retainedMaps(res.RetainedEvents)
 		last := req.Events[len(req.Events)-1]
 		more := lanegen.Lane(lanegen.Options{Events: 250, Seed: seed + 100, FirstChatSeq: last.ChatSeq + 1, FirstOrdinal: last.LaneEventOrdinal + 1})
 		second := lanegen.RequestOptions{
 			Lane:               lanegen.Options{Seed: seed},
-			Events:             append(lane, more...),
+			Events:             append(res.RetainedEvents, more...),
 			RequestID:          "req-second",
 			ParentCheckpointID: res.Checkpoint.CheckpointID,
-			PreviousSemantic:   res.Checkpoint.Semantic.Map(),
+			PreviousSemantic:   res.Checkpoint.Semantic,
 			Fill:               1.5,
 			Policy:             map[string]any{"maximum_hierarchical_summary_calls": 4},
 		}
@@ -109,14 +106,6 @@ func TestEngineCompactsASecondGeneration(t *testing.T) {
 			t.Errorf("seed %d: second checkpoint lost every user request", seed)
 		}
 	}
-}
-
-func retainedMaps(events []events.InputEvent) []map[string]any {
-	out := make([]map[string]any, len(events))
-	for i, e := range events {
-		out[i] = e.Map()
-	}
-	return out
 }
 
 // semanticOf returns the checkpoint semantic of a compacted result.

@@ -16,20 +16,6 @@ import (
 	"github.com/cairnhq/cairn/semantic"
 )
 
-// view converts a wire-form event to the summarizer's view of it.
-func view(t testing.TB, e map[string]any) engine.EventView {
-	t.Helper()
-	data, err := json.Marshal(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v engine.EventView
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // project replaces tool outputs over 2 048 bytes by their excerpt, as the
 // engine does before summarizing.
 func project(v engine.EventView) engine.EventView {
@@ -60,7 +46,7 @@ func laneViews(t testing.TB, o lanegen.Options) []engine.EventView {
 	lane := lanegen.Lane(o)
 	out := make([]engine.EventView, len(lane))
 	for i, e := range lane {
-		out[i] = project(view(t, e))
+		out[i] = project(engine.View(e))
 	}
 	return out
 }

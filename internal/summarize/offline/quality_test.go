@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/canonical"
+	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/redact"
@@ -231,11 +232,11 @@ func exampleRequest(t *testing.T, name string) *engine.Request {
 		t.Fatal(err)
 	}
 	if trimmed := strings.TrimSpace(string(data)); strings.HasPrefix(trimmed, "[") {
-		var events []map[string]any
-		if err := json.Unmarshal(data, &events); err != nil {
+		var lane []events.InputEvent
+		if err := json.Unmarshal(data, &lane); err != nil {
 			t.Fatal(err)
 		}
-		data = lanegen.RequestJSON(lanegen.RequestOptions{Events: events})
+		data = lanegen.RequestJSON(lanegen.RequestOptions{Events: lane})
 	}
 	req, err := engine.DecodeRequest(data)
 	if err != nil {
