@@ -69,8 +69,18 @@ func Schemas() map[string]map[string]any {
 		if p, ok := s["properties"].(map[string]any)["occurred_at"].(map[string]any); ok && file != "request.json" {
 			maps.Copy(p, eventTime())
 		}
+		jsonschema.Share(s, sharedShapes)
 	}
 	return out
+}
+
+// sharedShapes names the object shapes a schema holds in several places
+// (jsonschema.Share), by their property names: each is described once,
+// under $defs.
+var sharedShapes = map[string]string{
+	"attempts,cached_tokens,input_tokens,model,output_tokens": "usage",
+	"source_event_ids,text":                                   "sourced_item",
+	"source_event_ids,text,verification_event_ids":            "progress_item",
 }
 
 // eventTimePattern is the form of every timestamp Cairn writes in an
