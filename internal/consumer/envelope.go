@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/events"
@@ -14,18 +12,19 @@ import (
 	"github.com/cairnhq/cairn/errcode"
 	"github.com/cairnhq/cairn/internal/engine"
 	"github.com/cairnhq/cairn/internal/lanes"
+	"github.com/cairnhq/cairn/jsonwire"
 )
 
 // envelope is the part of Request v1 (subjects.md) the pipeline itself
 // reads: identity, lane, fences, claim check, deadline and harvest routing.
 // The engine decodes the whole request strictly; this view is lenient so
 // that a failed event can still name the request and lane of a malformed
-// message. The json tags name the members both ways: readMembers reads a
-// strict body's decoded map by them, encoding/json a body that is not strict.
+// message. The json tags name the members both ways: fromMap reads a strict
+// body's decoded map by them, encoding/json a body that is not strict.
 type envelope struct {
-	// The members are read in this order (readMembers): a body that fails
+	// The members are read in this order (fromMap): a body that fails
 	// one keeps those before it, to name its failed event.
-	V                  *int          `json:"v"`
+	V                  *int64        `json:"v"`
 	RequestID          string        `json:"request_id"`
 	RootTurnID         string        `json:"root_turn_id"`
 	ParentCheckpointID *string       `json:"parent_checkpoint_id"`
@@ -134,7 +133,7 @@ func (e *envelope) check() error {
 		return versionError(nil)
 	}
 	if *e.V != engine.RequestVersion {
-		return versionError(int64(*e.V))
+		return versionError(*e.V)
 	}
 	if err := e.checkNames(); err != nil {
 		return err
@@ -191,78 +190,33 @@ func (e *envelope) checkNames() error {
 	return nil
 }
 
-// fromMap fills e from a request canonical.Decode decoded. As with
-// encoding/json, an absent or null member leaves its field unset, and a
-// member of the wrong JSON type is an error naming it.
+// fromMap fills e from a request canonical.Decode decoded, by the json
+// tags of its fields (embedded ones included, so that a field added to
+// events.Correlation is echoed with no edit here). As with encoding/json,
+// an absent or null member leaves its field unset, and a member of the
+// wrong JSON type is an error naming it; members the engine decodes itself
+// (of type any) are taken as decoded.
 func (e *envelope) fromMap(m map[string]any) error {
-	if raw, ok := m["v"]; ok && raw != nil {
-		n, isNumber := raw.(json.Number)
-		v, err := strconv.Atoi(string(n))
-		if !isNumber || err != nil {
-			return versionError(raw)
-		}
-		e.V = &v
-	}
-	return readMembers(e, envelopeMembers, m)
-}
-
-// readMembers fills the struct dst points to (the envelope) from m, field
-// by field in their order by their json tags (fields, v aside), so that a
-// field added to engine.Correlation is echoed with no edit here. Members the
-// engine decodes itself (of type any) are taken as decoded. A member of the
-// wrong type is an error naming it.
-func readMembers(dst any, fields []member, m map[string]any) error {
-	v := reflect.ValueOf(dst).Elem()
-	for _, f := range fields {
-		key := f.key
-		raw, ok := m[key]
-		if !ok || raw == nil {
+	dst := reflect.ValueOf(e).Elem()
+	for _, f := range envelopeFields {
+		raw := m[f.Name]
+		if raw == nil {
 			continue
 		}
-		field := v.FieldByIndex(f.Index)
-		s, isString := raw.(string)
-		switch {
-		case isString && f.Type.Kind() == reflect.String:
-			field.SetString(s) // the common cases, without a round trip
-		case isString && f.Type == reflect.TypeFor[*string]():
-			field.Set(reflect.ValueOf(&s))
-		case f.Type.Kind() == reflect.Interface:
-			field.Set(reflect.ValueOf(raw))
-		default:
-			b, err := json.Marshal(raw)
-			if err == nil {
-				err = json.Unmarshal(b, field.Addr().Interface())
-			}
-			if err != nil {
-				return typeError(key, f.Type.String())
-			}
+		if jsonwire.ReadMember(dst.FieldByIndex(f.Index), f, raw) == "" {
+			continue
 		}
+		if f.Name == "v" {
+			return versionError(raw)
+		}
+		return typeError(f.Name, f.Type.String())
 	}
 	return nil
 }
 
-// member is a field readMembers fills, with its JSON key.
-type member struct {
-	reflect.StructField
-	key string
-}
-
-// envelopeMembers are listed once: listing them for every request took a
+// envelopeFields are listed once: listing them for every request took a
 // tenth of its decoding.
-var envelopeMembers = membersOf(reflect.TypeFor[envelope]())
-
-// membersOf lists t's fields that readMembers fills: those with a JSON
-// key other than "v", embedded structs' fields included.
-func membersOf(t reflect.Type) []member {
-	var list []member
-	for _, f := range reflect.VisibleFields(t) {
-		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if key != "" && key != "v" && key != "-" {
-			list = append(list, member{f, key})
-		}
-	}
-	return list
-}
+var envelopeFields = jsonwire.Fields(reflect.TypeFor[envelope]())
 
 func deref(s *string) string {
 	if s == nil {

@@ -154,25 +154,25 @@ func TestEnvelopeKeepsDecodedBody(t *testing.T) {
 	}
 }
 
-// readMembers reads a struct such as engine.Correlation by its json tags,
-// so that a field added to it needs no edit of the envelope.
-func TestReadMembersByTag(t *testing.T) {
-	type correlation struct {
-		ThreadID string            `json:"thread_id"`
-		Labels   map[string]string `json:"labels,omitempty"`
-	}
-	fields := membersOf(reflect.TypeFor[correlation]())
-	var c correlation
-	if err := readMembers(&c, fields, map[string]any{"thread_id": "t", "labels": map[string]any{"team": "search"}}); err != nil {
+// fromMap reads the envelope by its fields' json tags, embedded
+// events.Correlation's included, so that a field added there needs no edit
+// of the envelope; null is absent, and a member of the wrong type is a type
+// error naming it.
+func TestEnvelopeFromMapByTag(t *testing.T) {
+	var e envelope
+	if err := e.fromMap(map[string]any{"v": json.Number("1"), "request_id": "r", "thread_id": "t", "harvest": false, "parent_checkpoint_id": nil}); err != nil {
 		t.Fatal(err)
 	}
-	if want := (correlation{"t", map[string]string{"team": "search"}}); !reflect.DeepEqual(c, want) {
-		t.Fatalf("read %+v, want %+v", c, want)
+	if *e.V != 1 || e.RequestID != "r" || e.ThreadID != "t" || e.Harvest == nil || *e.Harvest || e.ParentCheckpointID != nil {
+		t.Fatalf("read %+v", e)
 	}
-	for _, m := range []map[string]any{{"thread_id": json.Number("1")}, {"labels": "team"}} {
-		err := readMembers(&correlation{}, fields, m)
+	for _, m := range []map[string]any{{"thread_id": json.Number("1")}, {"harvest": "yes"}, {"scope": "team"}} {
+		err := (&envelope{}).fromMap(m)
 		if e, _ := err.(*errcode.Error); e == nil || e.Details["rule"] != "type" {
 			t.Errorf("%v: err = %v, want a type error", m, err)
 		}
+	}
+	if err := (&envelope{}).fromMap(map[string]any{"v": "1"}); errcode.Code(err) != errcode.UnsupportedVersion {
+		t.Errorf(`v "1": err = %v, want unsupported_version`, err)
 	}
 }
