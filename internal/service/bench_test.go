@@ -42,7 +42,8 @@ func compactionRate(b *testing.B) int {
 // stream of new 60-event requests, and reports the asks' latency
 // percentiles (p50-ms, p99-ms, max-ms) and their number (asks). Asks are
 // sent on schedule whether or not the previous one was answered, so that a
-// slow answer delays none of those behind it in the count.
+// slow answer delays none of those behind it in the count. The requests
+// compacted meanwhile are built before the asks start (busyRequests).
 //
 //	go test -run '^$' -bench StatusWhileCompacting -benchtime 5000x ./internal/service/
 func BenchmarkStatusWhileCompacting(b *testing.B) {
@@ -51,7 +52,8 @@ func BenchmarkStatusWhileCompacting(b *testing.B) {
 	finished := finishRequests(b, c.ctx, producer, 20)
 
 	ctx, stop := context.WithCancel(c.ctx)
-	compacted := compactMeanwhile(ctx, producer, compactionRate(b))
+	rate := compactionRate(b)
+	compacted := compactMeanwhile(ctx, producer, busyRequests(b.N, rate), rate)
 	defer stop()
 
 	nc := producer.Conn()
@@ -117,21 +119,31 @@ func finishRequests(b *testing.B, ctx context.Context, js jetstream.JetStream, n
 	return ids
 }
 
-// compactMeanwhile publishes new 60-event requests at compactionRate
-// until ctx ends, and returns how many it published.
-func compactMeanwhile(ctx context.Context, js jetstream.JetStream, rate int) *atomic.Int64 {
+// busyRequests builds the new 60-event requests compactMeanwhile publishes
+// over the run of n asks, with a margin: their producer is not Cairn, so
+// building them is kept off the cores the measured asks share.
+func busyRequests(n, rate int) [][]byte {
+	bodies := make([][]byte, (n/statusRate+5)*rate)
+	for i := range bodies {
+		bodies[i] = request(fmt.Sprintf("req-busy-%d", i), nil)
+	}
+	return bodies
+}
+
+// compactMeanwhile publishes bodies at rate per second until ctx ends or
+// they run out, and returns how many it published.
+func compactMeanwhile(ctx context.Context, js jetstream.JetStream, bodies [][]byte, rate int) *atomic.Int64 {
 	var published atomic.Int64
 	go func() {
 		tick := time.NewTicker(time.Second / time.Duration(rate))
 		defer tick.Stop()
-		for i := 0; ; i++ {
+		for i, body := range bodies {
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
 			}
-			id := fmt.Sprintf("req-busy-%d", i)
-			if _, err := events.PublishRaw(ctx, js, id, request(id, nil), ""); err != nil {
+			if _, err := events.PublishRaw(ctx, js, fmt.Sprintf("req-busy-%d", i), body, ""); err != nil {
 				return
 			}
 			published.Add(1)
