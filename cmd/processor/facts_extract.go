@@ -136,7 +136,7 @@ func extract(ctx context.Context, req *engine.Request, status string, cut []fact
 	}
 	if explain {
 		rep.Skipped = map[string]int{}
-		for _, e := range preview.Entries {
+		for _, e := range cut {
 			verdicts := facts.Explain(e)
 			if len(verdicts) == 0 {
 				continue

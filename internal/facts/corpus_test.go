@@ -124,7 +124,6 @@ func scoreCorpus(t *testing.T, convs []corpusConversation) corpusResult {
 	for i, c := range convs {
 		job := Job{V: PointerJobVersion, ConversationID: "conv-" + c.Name, HeadEntryID: fmt.Sprintf("ckpt-%03d", i),
 			Scope: Scope{Kind: "thread", ID: c.Name}, Entries: c.Entries, RequestSeq: 1}
-		job = scrubJob(job)
 		ext, err := Heuristic{}.Extract(context.Background(), job)
 		if err != nil {
 			t.Fatal(err)

@@ -44,7 +44,6 @@ type Harvester struct {
 // job lands on the same slugs, so it adds nothing new. The error is the
 // extractor's (the attempt failed and nothing was written) or a store error.
 func (h *Harvester) Harvest(ctx context.Context, job Job) (Result, error) {
-	job = scrubJob(job)
 	ex := h.Extractors.For(job.Scope)
 	ext, err := safeExtract(ctx, ex, job)
 	if err != nil {
@@ -73,23 +72,6 @@ func (h *Harvester) Harvest(ctx context.Context, job Job) (Result, error) {
 		res.Facts = append(res.Facts, saved)
 	}
 	return res, nil
-}
-
-// scrubJob applies the transcript rules to whatever the producer sent:
-// injected memory is removed from entries and every text is redacted, so an
-// extractor never sees a secret even from a producer that skipped a step.
-func scrubJob(job Job) Job {
-	job.Transcript, _ = redact.String(job.Transcript)
-	if len(job.Entries) == 0 {
-		return job
-	}
-	entries := make([]Entry, len(job.Entries))
-	for i, e := range job.Entries {
-		e.Content, _ = redact.String(StripMemory(e.Content))
-		entries[i] = e
-	}
-	job.Entries = entries
-	return job
 }
 
 // safeExtract calls the extractor, turning a panic into an error.
@@ -176,19 +158,15 @@ func strongest(scores []float64, n int) []int {
 // the harvest without a store (no dedupe against stored facts).
 type Preview struct {
 	Result
-	// Entries are the job's entries as the extractor read them: injected
-	// memory removed, secrets redacted.
-	Entries []Entry
 }
 
 // PreviewHeuristic runs the heuristic extractor and the harvest's
 // sanitizing, redaction, dedupe and facts bound over job, storing nothing.
 func PreviewHeuristic(ctx context.Context, job Job, maxFacts int) Preview {
-	job = scrubJob(job)
 	ext, _ := Heuristic{}.Extract(ctx, job)
 	picked, res := choose(ext.Candidates, nil, job, maxFacts)
 	res.Facts, res.Extractor, res.Coverage = picked, Heuristic{}.Name(), ext.Coverage
-	return Preview{Result: res, Entries: job.Entries}
+	return Preview{Result: res}
 }
 
 // FlushedEventID is the event id of a job's memory.flushed event: derived

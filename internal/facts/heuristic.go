@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/internal/redact"
 )
 
 // maxTitleRunes bounds a heuristic fact's title.
@@ -65,7 +67,7 @@ func entryFacts(e Entry, seen map[string]bool) []Candidate {
 	if assistant && !mayRecord(e.Content) {
 		return nil
 	}
-	for _, s := range statements(StripMemory(e.Content)) {
+	for _, s := range statements(prose(e)) {
 		key := e.Role + "\x00" + s.lower
 		if seen[key] {
 			continue
@@ -86,6 +88,14 @@ func entryFacts(e Entry, seen map[string]bool) []Candidate {
 		}
 	}
 	return out
+}
+
+// prose is the text of a user or assistant entry as the rules read it:
+// injected memory removed and secrets redacted, so no rule ever sees a
+// secret. Tool entries are never read, so they are never redacted here.
+func prose(e Entry) string {
+	s, _ := redact.String(StripMemory(e.Content))
+	return s
 }
 
 // contentSet is the content words of a statement in Latin script, each
@@ -214,7 +224,7 @@ func Explain(e Entry) []Verdict {
 		return nil
 	}
 	var out []Verdict
-	for _, s := range statements(StripMemory(e.Content)) {
+	for _, s := range statements(prose(e)) {
 		v := weigh(s, e.Role == "assistant", true)
 		out = append(out, v)
 		if !v.Kept && e.Role != "assistant" {

@@ -71,7 +71,7 @@ func TestHeuristicStatements(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
-			job := scrubJob(Job{Entries: []Entry{{ID: "e1", Role: tt.role, ToolName: "web", Content: tt.text}}})
+			job := Job{Entries: []Entry{{ID: "e1", Role: tt.role, ToolName: "web", Content: tt.text}}}
 			ext, err := Heuristic{}.Extract(context.Background(), job)
 			if err != nil {
 				t.Fatal(err)

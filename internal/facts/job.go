@@ -44,7 +44,8 @@ type Entry struct {
 
 // Job is the conversation.memory.harvest payload (subjects.md). Transcript is
 // already rendered and redacted by the producer; Entries, when present, are
-// the same cut entries and are redacted again before any extractor sees them.
+// the same cut entries. Extractors redact what they read again: the
+// heuristic each user and assistant entry, a model each window.
 type Job struct {
 	V              int      `json:"v"`
 	ConversationID string   `json:"conversation_id"`

@@ -122,6 +122,9 @@ func dataLine(line string) bool {
 // semicolons and dashes, before "oh and", "also", "plus", "btw", and at a
 // space between Chinese characters. A statement of one clause has none.
 func clauses(st statement) []statement {
+	if !mayHaveClauses(st) {
+		return nil
+	}
 	parts := clauseBreaks.Split(st.text, -1)
 	var out []statement
 	for _, p := range parts {
@@ -141,6 +144,23 @@ func clauses(st statement) []statement {
 		return nil
 	}
 	return out
+}
+
+// mayHaveClauses reports whether st holds a break clauseBreaks or
+// splitHanSpace could split at: punctuation, one of clauseBreaks' words,
+// or a space in Chinese text. Most statements hold none, and the
+// expression costs more than the check.
+func mayHaveClauses(st statement) bool {
+	if strings.ContainsAny(st.text, "，；;,—–-") || st.cjk && strings.IndexFunc(st.text, unicode.IsSpace) >= 0 {
+		return true
+	}
+	for _, w := range st.words {
+		switch w {
+		case "oh", "also", "plus", "btw", "p", "ps":
+			return true
+		}
+	}
+	return false
 }
 
 var clauseBreaks = regexp.MustCompile(`[，；;]\s*|,\s+|\s+[—–-]\s+|\s+(?:oh and|and also|also|plus|btw|p\.s\.|ps)\s+`)
