@@ -459,6 +459,7 @@ func (p *Processor) plan(d *delivery, head *lanes.Head, res *Result) (*lanes.Hea
 			return nil, err
 		}
 		records = append(records, job)
+		p.handOff(d.streamSeq, req, res.CutEventIDs)
 	}
 	return &lanes.Head{
 		Lane: req.lane(), CheckpointID: req.RequestID, ParentCheckpointID: req.parent(), Generation: gen,

@@ -30,9 +30,13 @@ func harvestRecord(req *envelope, checkpointID string, cutIDs []string, requestS
 
 // CutEntries reads the cut events of a harvest job from the request that
 // made the cut (facts.RequestReader): the request at requestSeq in
-// COMPACT_REQUESTS, with its events inline or claim-checked. They are the
+// COMPACT_REQUESTS, with its events inline or claim-checked, unless this
+// process compacted it and still holds its cut (cutHandoff). They are the
 // events in their original, unprojected form, not the engine's projection.
 func (p *Processor) CutEntries(ctx context.Context, requestSeq uint64, requestID string, entryIDs []string) ([]facts.Entry, error) {
+	if entries, ok := p.handoff.take(requestSeq, requestID, entryIDs); ok {
+		return entries, nil
+	}
 	source := map[string]any{"request_seq": requestSeq, "request_id": requestID}
 	stream, err := p.requestStream(ctx)
 	if err != nil {
@@ -54,6 +58,19 @@ func (p *Processor) CutEntries(ctx context.Context, requestSeq uint64, requestID
 		return nil, err
 	}
 	return cutEntries(evs, entryIDs)
+}
+
+// handOff holds the cut of a request with inline events for its harvest
+// job (cutHandoff). Claim-checked events are not held: their cut would
+// be decoded here rather than by the job.
+func (p *Processor) handOff(requestSeq uint64, req *envelope, cutIDs []string) {
+	list, ok := req.Events.([]any)
+	if !ok {
+		return
+	}
+	if entries, err := cutEntries(laneEvents{list: list}, cutIDs); err == nil {
+		p.handoff.put(requestSeq, req.RequestID, cutIDs, entries)
+	}
 }
 
 // requestStream returns the COMPACT_REQUESTS handle, looked up on first

@@ -64,6 +64,8 @@ type Processor struct {
 	// request through, looked up once (requestStream).
 	requestsMu sync.Mutex
 	requests   jetstream.Stream
+	// handoff holds each compaction's cut for its harvest job.
+	handoff cutHandoff
 
 	// crashed ends when a test crash point stops the processor.
 	crashed context.Context
