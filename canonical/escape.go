@@ -51,6 +51,29 @@ func AppendString(dst []byte, s string) ([]byte, error) {
 	return append(dst, '"'), nil
 }
 
+// AppendStrings appends the canonical encoding of list, nil as [].
+func AppendStrings(dst []byte, list []string) ([]byte, error) {
+	dst = append(dst, '[')
+	for i, s := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = AppendString(dst, s); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// AppendStringOrNull appends null for nil, else the encoding of *s.
+func AppendStringOrNull(dst []byte, s *string) ([]byte, error) {
+	if s == nil {
+		return append(dst, "null"...), nil
+	}
+	return AppendString(dst, *s)
+}
+
 // appendEscape appends the escape of the ASCII byte c.
 func appendEscape(dst []byte, c byte) []byte {
 	if esc := shortEscape[c]; esc != 'u' {

@@ -114,3 +114,37 @@ func TestEncodeStringInBuffers(t *testing.T) {
 		}
 	}
 }
+
+// AppendStrings and AppendStringOrNull write what Encode writes for a list
+// of strings and for a string or nil.
+func TestAppendStringsAndStringOrNull(t *testing.T) {
+	s := "tab\tquote\""
+	for _, list := range [][]string{nil, {}, {"a"}, {"a", s, ""}} {
+		want, _ := Encode(append([]any{}, anySlice(list)...))
+		if got, err := AppendStrings(nil, list); err != nil || string(got) != string(want) {
+			t.Errorf("AppendStrings(%q) = %s, %v; want %s", list, got, err, want)
+		}
+	}
+	if _, err := AppendStrings(nil, []string{"ok", "\xff"}); !errors.Is(err, ErrNotCanonical) {
+		t.Errorf("invalid UTF-8: %v, want ErrNotCanonical", err)
+	}
+	for _, v := range []*string{nil, &s} {
+		var want []byte
+		if v == nil {
+			want, _ = Encode(nil)
+		} else {
+			want, _ = Encode(*v)
+		}
+		if got, err := AppendStringOrNull(nil, v); err != nil || string(got) != string(want) {
+			t.Errorf("AppendStringOrNull = %s, %v; want %s", got, err, want)
+		}
+	}
+}
+
+func anySlice(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
+}

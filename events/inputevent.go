@@ -132,11 +132,11 @@ var errToolNotCanonical = errors.New("tool object is not canonical JSON")
 func appendContentPayload(dst []byte, content *string, tool map[string]any, artifactIDs []string, truncated bool) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"artifact_ids":`...)
-	if dst, err = appendStrings(dst, artifactIDs); err != nil {
+	if dst, err = canonical.AppendStrings(dst, artifactIDs); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"content":`...)
-	if dst, err = appendOptionalString(dst, content); err != nil {
+	if dst, err = canonical.AppendStringOrNull(dst, content); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"tool":`...)

@@ -35,29 +35,6 @@ func canonicalJSON(v any) ([]byte, error) {
 	return canonical.Encode(p)
 }
 
-// appendStrings appends the canonical encoding of list (nil as []).
-func appendStrings(dst []byte, list []string) ([]byte, error) {
-	dst = append(dst, '[')
-	for i, s := range list {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		if dst, err = canonical.AppendString(dst, s); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, ']'), nil
-}
-
-// appendOptionalString appends null for nil, else the encoded string.
-func appendOptionalString(dst []byte, s *string) ([]byte, error) {
-	if s == nil {
-		return append(dst, "null"...), nil
-	}
-	return canonical.AppendString(dst, *s)
-}
-
 // scratchPool pools the buffers an event's hashes are encoded into while
 // it is validated; a buffer that grew past maxScratch (for one unusually
 // large event) is dropped instead of being kept alive by the pool.

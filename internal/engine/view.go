@@ -22,7 +22,7 @@ import (
 func appendView(dst []byte, e *events.InputEvent) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"artifact_ids":`...)
-	if dst, err = appendStrings(dst, e.ArtifactIDs); err != nil {
+	if dst, err = canonical.AppendStrings(dst, e.ArtifactIDs); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"chat_seq":`...)
@@ -32,7 +32,7 @@ func appendView(dst []byte, e *events.InputEvent) ([]byte, error) {
 		return dst, err
 	}
 	dst = append(dst, `,"content":`...)
-	if dst, err = appendOptionalString(dst, e.Content); err != nil {
+	if dst, err = canonical.AppendStringOrNull(dst, e.Content); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"content_hash":`...)
@@ -85,29 +85,6 @@ func viewSize(e *events.InputEvent) (int, error) {
 	n := len(b)
 	scratchBuffers.put(bp, b)
 	return n, err
-}
-
-// appendStrings appends the canonical encoding of list (nil as []).
-func appendStrings(dst []byte, list []string) ([]byte, error) {
-	dst = append(dst, '[')
-	for i, s := range list {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		if dst, err = canonical.AppendString(dst, s); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, ']'), nil
-}
-
-// appendOptionalString appends null for nil, else the encoded string.
-func appendOptionalString(dst []byte, s *string) ([]byte, error) {
-	if s == nil {
-		return append(dst, "null"...), nil
-	}
-	return canonical.AppendString(dst, *s)
 }
 
 // laneViews holds the canonical view of every event of a request, encoded
