@@ -16,7 +16,6 @@ import (
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/internal/audit"
 	"github.com/cairnhq/cairn/internal/consumer"
-	"github.com/cairnhq/cairn/internal/lanegen"
 	"github.com/cairnhq/cairn/internal/pause"
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
@@ -135,7 +134,7 @@ type freezeRig struct {
 	js     jetstream.JetStream
 	urls   string
 	rec    *outcomeRecord
-	pub    *freezePublisher
+	pub    *requestPublisher
 	serves []*service
 	ctx    context.Context
 	began  time.Time
@@ -195,7 +194,9 @@ func newFreezeRig(t *testing.T) *freezeRig {
 	r.rec = newOutcomeRecord()
 	followed := r.rec.follow(r.ctx, r.js)
 	t.Cleanup(func() { r.stop(); <-followed })
-	r.pub = startFreezePublisher(r.ctx, r.js, r.rec)
+	r.pub = startPublisher(r.ctx, "freeze", freezePublishEvery, r.rec, func(ctx context.Context, id string, body []byte) error {
+		return publishUntilAcked(ctx, r.js, id, body)
+	})
 	t.Cleanup(func() { _ = r.pub.stop() })
 	// Outcomes flow before anything freezes.
 	waitFor(r.ctx, t, func() error {
@@ -353,55 +354,9 @@ func metricValue(addr, sample string) float64 {
 	return 0
 }
 
-// freezePublisher publishes valid requests, each on its own lane, at a
-// steady pace until stopped. A publish that times out (the stream's leader
-// or the client's server frozen) is sent again with the same id until the
-// stream acknowledges it; the request counts as sent at its first attempt.
-type freezePublisher struct {
-	stopped chan struct{}
-	done    chan error
-}
-
-func startFreezePublisher(ctx context.Context, js jetstream.JetStream, rec *outcomeRecord) *freezePublisher {
-	p := &freezePublisher{stopped: make(chan struct{}), done: make(chan error, 1)}
-	run := fmt.Sprintf("freeze-%d", time.Now().UnixNano())
-	go func() {
-		tick := time.NewTicker(freezePublishEvery)
-		defer tick.Stop()
-		for i := 0; ; i++ {
-			id := fmt.Sprintf("%s-%d", run, i)
-			body := lanegen.RequestJSON(lanegen.RequestOptions{RequestID: id,
-				Lane: lanegen.Options{Events: 40, Seed: uint64(i + 1), RunAgentID: fmt.Sprintf("%s-agent-%d", run, i)}})
-			rec.published(id, time.Now())
-			if err := publishUntilAcked(ctx, js, id, body); err != nil {
-				p.done <- err
-				return
-			}
-			select {
-			case <-p.stopped:
-				p.done <- nil
-				return
-			case <-ctx.Done():
-				p.done <- ctx.Err()
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return p
-}
-
-// stop ends the publisher; a second call returns nil.
-func (p *freezePublisher) stop() error {
-	select {
-	case <-p.stopped:
-		return nil
-	default:
-	}
-	close(p.stopped)
-	return <-p.done
-}
-
+// publishUntilAcked sends a request again with the same id until the
+// stream acknowledges it: a publish that times out (the stream's leader or
+// the client's server frozen) is retried.
 func publishUntilAcked(ctx context.Context, js jetstream.JetStream, id string, body []byte) error {
 	for {
 		actx, cancel := context.WithTimeout(ctx, freezeAttempt)

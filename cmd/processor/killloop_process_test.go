@@ -56,7 +56,10 @@ func TestKillLoopAgainstAServer(t *testing.T) {
 	}
 	rec := newOutcomeRecord()
 	followed := rec.follow(ctx, js)
-	pub := startKillLoopPublisher(ctx, js, rec)
+	pub := startPublisher(ctx, "kill", killLoopPublishEvery, rec, func(ctx context.Context, id string, body []byte) error {
+		_, err := events.PublishRaw(ctx, js, id, body, "")
+		return err
+	})
 	args := []string{"--nats-url", srv.URL(), "--workers", "4", "--ack-wait", killLoopAckWait.String()}
 
 	var kills []time.Time
@@ -198,28 +201,29 @@ func waitDrained(ctx context.Context, t *testing.T, js jetstream.JetStream, rec 
 	})
 }
 
-// killLoopPublisher publishes valid requests, each on its own lane, at a
-// steady pace until stopped.
-type killLoopPublisher struct {
+// requestPublisher publishes valid requests, each on its own lane, one
+// every tick until stopped, through publish. A request counts as sent at
+// its first attempt.
+type requestPublisher struct {
 	stopped chan struct{}
 	done    chan error
 }
 
-func startKillLoopPublisher(ctx context.Context, js jetstream.JetStream, rec *outcomeRecord) *killLoopPublisher {
-	p := &killLoopPublisher{stopped: make(chan struct{}), done: make(chan error, 1)}
-	run := fmt.Sprintf("kill-%d", time.Now().UnixNano())
+func startPublisher(ctx context.Context, run string, every time.Duration, rec *outcomeRecord, publish func(ctx context.Context, id string, body []byte) error) *requestPublisher {
+	p := &requestPublisher{stopped: make(chan struct{}), done: make(chan error, 1)}
+	run = fmt.Sprintf("%s-%d", run, time.Now().UnixNano())
 	go func() {
-		tick := time.NewTicker(killLoopPublishEvery)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for i := 0; ; i++ {
 			id := fmt.Sprintf("%s-%d", run, i)
 			body := lanegen.RequestJSON(lanegen.RequestOptions{RequestID: id,
 				Lane: lanegen.Options{Events: 40, Seed: uint64(i + 1), RunAgentID: fmt.Sprintf("%s-agent-%d", run, i)}})
-			if _, err := events.PublishRaw(ctx, js, id, body, ""); err != nil {
+			rec.published(id, time.Now())
+			if err := publish(ctx, id, body); err != nil {
 				p.done <- err
 				return
 			}
-			rec.published(id, time.Now())
 			select {
 			case <-p.stopped:
 				p.done <- nil
@@ -234,7 +238,13 @@ func startKillLoopPublisher(ctx context.Context, js jetstream.JetStream, rec *ou
 	return p
 }
 
-func (p *killLoopPublisher) stop() error {
+// stop ends the publisher; a second call returns nil.
+func (p *requestPublisher) stop() error {
+	select {
+	case <-p.stopped:
+		return nil
+	default:
+	}
 	close(p.stopped)
 	return <-p.done
 }
