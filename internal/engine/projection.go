@@ -1,10 +1,11 @@
 package engine
 
 import (
+	"reflect"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/events"
 	"github.com/cairnhq/cairn/jsonwire"
 
@@ -170,7 +171,7 @@ func replayOne(e events.InputEvent, m events.ManifestEntry, i int) (events.Input
 		return fail("projection source byte length does not match", "original_bytes")
 	case e.ContentHash != m.OriginalContentHash:
 		return fail("projection source hash does not match", "original_content_hash")
-	case !equalStrings(e.ArtifactIDs, m.ArtifactIDs):
+	case !slices.Equal(e.ArtifactIDs, m.ArtifactIDs):
 		return fail("projection artifact identity does not match", "artifact_ids")
 	}
 	p, entry, err := projectEvent(e)
@@ -181,18 +182,6 @@ func replayOne(e events.InputEvent, m events.ManifestEntry, i int) (events.Input
 		return fail("projected event hash does not match", "projected_content_hash")
 	}
 	return p, nil
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // DecodeManifest reads a persisted manifest (a JSON array of entry objects;
@@ -214,51 +203,22 @@ func DecodeManifest(v any) ([]events.ManifestEntry, error) {
 			return nil, invalid("type")
 		}
 		entry := events.ManifestEntry{ProjectionVersion: projectionVersion, ArtifactIDs: []string{}}
-		ok := readInt(m, "projection_version", &entry.ProjectionVersion) && readInt(m, "original_bytes", &entry.OriginalBytes)
-		var id, original, projected *string
-		ok = ok && readStringPtr(m, "event_id", &id) && readStringPtr(m, "original_content_hash", &original) &&
-			readStringPtr(m, "projected_content_hash", &projected)
-		if !ok {
-			return nil, invalid("type")
+		if err := jsonwire.Read(reflect.ValueOf(&entry).Elem(), manifestFields, m, func(jsonwire.Field, string) error {
+			return invalid("type")
+		}); err != nil {
+			return nil, err
 		}
-		if _, has := m["original_bytes"]; !has || id == nil || original == nil || projected == nil {
+		if len(jsonwire.Missing(manifestRequired, m)) > 0 {
 			return nil, invalid("required")
 		}
-		if raw, has := m["artifact_ids"]; has {
-			ids, isList := jsonwire.StringList(raw)
-			if !isList {
-				return nil, invalid("type")
-			}
-			entry.ArtifactIDs = ids
-		}
-		entry.EventID, entry.OriginalContentHash, entry.ProjectedContentHash = *id, *original, *projected
 		out = append(out, entry)
 	}
 	return out, nil
 }
 
-// readInt stores the integer member key of m in dst; it reports false for
-// a member that is not an integer (null included). An absent member leaves
-// dst as it is.
-func readInt(m map[string]any, key string, dst *int64) bool {
-	raw, present := m[key]
-	if !present {
-		return true
-	}
-	n, ok := canonical.Int(raw)
-	*dst = n
-	return ok
-}
-
-// readStringPtr stores the string member key of m in dst; null or
-// absence leaves dst nil. It reports false for a member that is not a
-// string.
-func readStringPtr(m map[string]any, key string, dst **string) bool {
-	raw, present := m[key]
-	if !present || raw == nil {
-		return true
-	}
-	s, ok := raw.(string)
-	*dst = &s
-	return ok
-}
+// manifestFields are a manifest entry's members; all but projection_version
+// and artifact_ids are required of a persisted one.
+var (
+	manifestFields   = jsonwire.Fields(reflect.TypeFor[events.ManifestEntry]())
+	manifestRequired = jsonwire.Select(manifestFields, "event_id", "original_content_hash", "projected_content_hash", "original_bytes")
+)
