@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -30,9 +29,7 @@ func TestPublishTakesAWrapper(t *testing.T) {
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := topology.Ensure(ctx, js, topology.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, js, 1)
 	p := &countingPublisher{Publisher: js}
 	if _, err := events.Publish(ctx, p, exampleRequest(), ""); err != nil {
 		t.Fatal(err)
@@ -51,9 +48,7 @@ func TestWaitOutcomeDecodesOnlyItsOutcome(t *testing.T) {
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := topology.Ensure(ctx, js, topology.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, js, 1)
 	const before, after = 300, 100
 	publishOthers(t, js, "old", before)
 	stored, err := js.Stream(ctx, events.StreamEvents)

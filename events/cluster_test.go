@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -22,16 +21,8 @@ const clusterEvents = 200
 // publishes n skipped events, returning the cluster.
 func newClusterEvents(t *testing.T, n int) *testenv.ClusterEnv {
 	t.Helper()
-	c := testenv.Cluster(t, 3, testenv.Options{})
-	js := c.JetStream(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	o := topology.DefaultOptions()
-	o.Replicas = 3
-	if _, err := topology.Ensure(ctx, js, o); err != nil {
-		t.Fatal(err)
-	}
-	publishSkipped(t, js, 0, n)
+	c, _ := testenv.CairnCluster(t, 3, testenv.Options{})
+	publishSkipped(t, c.JetStream(t), 0, n)
 	return c
 }
 
@@ -178,11 +169,7 @@ func TestFollowOnSeparateServerProcesses(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	o := topology.DefaultOptions()
-	o.Replicas = 3
-	if _, err := topology.Ensure(ctx, js, o); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, js, 3)
 	publishSkipped(t, js, 0, clusterEvents)
 	leader := c.StreamLeader(t, events.StreamEvents)
 	reader, err := jetstream.New(c.NodeConn(t, (leader+1)%c.Size()))
@@ -223,9 +210,7 @@ func TestFollowSurvivesServerRestart(t *testing.T) {
 	js := srv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, err := topology.Ensure(ctx, js, topology.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, js, 1)
 	const before, after = 20, 20
 	publishSkipped(t, js, 0, before)
 	reached, restarted := make(chan struct{}), make(chan struct{})

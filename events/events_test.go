@@ -9,7 +9,6 @@ import (
 
 	"github.com/cairnhq/cairn/canonical"
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -37,9 +36,7 @@ func TestPublishAndWaitOutcome(t *testing.T) {
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := topology.Ensure(ctx, js, topology.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, js, 1)
 	since := time.Now().Add(-time.Second)
 	req := events.Request{RequestID: "req-1", Trigger: "manual"}
 	ack, err := events.Publish(ctx, js, req, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
@@ -113,9 +110,7 @@ func publishEvent(t *testing.T, js jetstream.JetStream, subject string, v any) {
 // A follower stops when its context ends even while events keep waiting.
 func TestFollowStopsWhileEventsWait(t *testing.T) {
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
-	if _, err := topology.Ensure(context.Background(), js, topology.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, js, 1)
 	for _, id := range []string{"a", "b", "c"} {
 		publishEvent(t, js, events.SubjectSkipped, events.Skipped{Header: header(id, events.KindSkipped), Reason: "below_trigger"})
 	}
@@ -136,9 +131,7 @@ func TestResendWithAnotherBodyIsAConflict(t *testing.T) {
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := topology.Ensure(ctx, js, topology.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, js, 1)
 	first, err := events.PublishRaw(ctx, js, "req-c", []byte(`{"v":1,"request_id":"req-c","trigger":"manual"}`), "")
 	if err != nil {
 		t.Fatal(err)

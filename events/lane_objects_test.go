@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/events"
-	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -24,9 +23,7 @@ func TestProducerLaneObjects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	processor := s.JetStream(t)
-	if _, err := topology.Ensure(ctx, processor, topology.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, processor, 1)
 	nc, err := nats.Connect(s.URL(), nats.UserInfo("producer", "producer-dev-password"))
 	if err != nil {
 		t.Fatal(err)

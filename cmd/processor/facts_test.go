@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/internal/facts"
-	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 )
 
@@ -25,10 +24,7 @@ func TestFactsListAndMemoryRender(t *testing.T) {
 	srv := testenv.NATS(t, testenv.Options{})
 	js := srv.JetStream(t)
 	ctx := context.Background()
-	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	stores := testenv.Stores(t, js, 1)
 	store := facts.NewStore(stores.Facts, nil)
 	scope := facts.Scope{Kind: "user", ID: "alice"}
 	for _, f := range []facts.Fact{

@@ -169,11 +169,7 @@ func newFreezeRig(t *testing.T) *freezeRig {
 	if r.js, err = jetstream.New(r.c.Conn(t, opts...)); err != nil {
 		t.Fatal(err)
 	}
-	o := topology.DefaultOptions()
-	o.Replicas = 3
-	if _, err := topology.Ensure(r.ctx, r.js, o); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, r.js, 3)
 	for range 2 {
 		// Documented defaults (ack wait, pings) but the workers.
 		r.serves = append(r.serves, startServe(t, "--nats-url", r.urls, "--replicas", "3", "--workers", "4"))

@@ -51,9 +51,7 @@ func TestKillLoopAgainstAServer(t *testing.T) {
 	defer cancel()
 	srv := testenv.NATS(t, testenv.Options{})
 	js := srv.JetStream(t)
-	if _, err := topology.Ensure(ctx, js, topology.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, js, 1)
 	rec := newOutcomeRecord()
 	followed := rec.follow(ctx, js)
 	pub := startPublisher(ctx, "kill", killLoopPublishEvery, rec, func(ctx context.Context, id string, body []byte) error {

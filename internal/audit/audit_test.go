@@ -26,10 +26,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
-	stores, err := topology.Ensure(context.Background(), js, topology.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	stores := testenv.Stores(t, js, 1)
 	return &fixture{js: js, stores: stores, lanes: lanes.New(stores.Heads, stores.Checkpoints)}
 }
 

@@ -92,10 +92,7 @@ func benchFloor(b *testing.B, sizes writeSizes, work floorWork, prefix string) t
 	srv := testenv.NATS(b, testenv.Options{})
 	js := benchJetStream(b, srv)
 	ctx := context.Background()
-	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
-	if err != nil {
-		b.Fatal(err)
-	}
+	stores := testenv.Stores(b, js, 1)
 	cons, err := js.CreateOrUpdateConsumer(ctx, topology.StreamRequests, jetstream.ConsumerConfig{Durable: "floor", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: benchWorkers})
 	if err != nil {
 		b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
 )
 
 // A worker whose durable consumer is deleted while it runs re-creates it and
@@ -43,9 +44,7 @@ func TestWorkerWaitsForTheHarvestStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.startWorker(t, e.testConfig(t))
-	if _, err := topology.Ensure(ctx, e.js, topology.DefaultOptions()); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Stores(t, e.js, 1)
 	e.publishJob(t, sampleJob(), "")
 	e.waitEvents(t, 1)
 	e.waitSettled(t)

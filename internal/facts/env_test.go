@@ -29,12 +29,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	srv := testenv.NATS(t, testenv.Options{})
 	js := srv.JetStream(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	stores := testenv.Stores(t, js, 1)
 	clock := &testClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 	return &env{srv: srv, js: js, store: NewStore(stores.Facts, clock.Now), clock: clock}
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/cairnhq/cairn/errcode"
-	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 )
 
@@ -42,12 +40,7 @@ func TestKeyRoundTrip(t *testing.T) {
 func newStore(t *testing.T) *Store {
 	t.Helper()
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := topology.Ensure(ctx, js, topology.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testenv.Stores(t, js, 1)
 	return New(s.Heads, s.Checkpoints)
 }
 

@@ -21,10 +21,7 @@ func TestReadsRetryWhileTheBucketIsAway(t *testing.T) {
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	stores, err := topology.Ensure(ctx, js, topology.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	stores := testenv.Stores(t, js, 1)
 	s := New(stores.Heads, stores.Checkpoints)
 	lane := Lane{"agent", "main"}
 	c := &Checkpoint{ID: "c1", Hash: "h1", Generation: 1, Body: []byte(`{"id":"c1"}`)}
@@ -80,10 +77,7 @@ func TestReadsRetryWhileTheBucketIsAway(t *testing.T) {
 // A read that keeps failing ends with ctx, with the read's error.
 func TestReadsStopWithTheContext(t *testing.T) {
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
-	stores, err := topology.Ensure(context.Background(), js, topology.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	stores := testenv.Stores(t, js, 1)
 	s := New(stores.Heads, stores.Checkpoints)
 	if err := js.DeleteKeyValue(context.Background(), topology.BucketCheckpoints); err != nil {
 		t.Fatal(err)
@@ -91,7 +85,7 @@ func TestReadsStopWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = s.GetCheckpoint(ctx, "c1")
+	_, err := s.GetCheckpoint(ctx, "c1")
 	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("read of a bucket that stays away: %v", err)
 	}

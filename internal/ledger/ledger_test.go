@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 )
 
@@ -14,10 +13,7 @@ func TestPutIsCompareAndSwap(t *testing.T) {
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := topology.Ensure(ctx, js, topology.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testenv.Stores(t, js, 1)
 	l := New(s.Ledger)
 	if e, rev, err := l.Get(ctx, "req/1 with spaces"); e != nil || rev != 0 || err != nil {
 		t.Fatalf("absent: %v %d %v", e, rev, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/cairnhq/cairn/internal/consumer"
 	"github.com/cairnhq/cairn/internal/facts"
 	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -49,10 +50,7 @@ func newPermFixture(t *testing.T) *permFixture {
 	t.Cleanup(cancel)
 	f := &permFixture{srv: s, ctx: ctx}
 	f.processor = connect(t, s, "processor", "processor-dev-password", nil)
-	stores, err := topology.Ensure(ctx, f.processor, topology.DefaultOptions())
-	if err != nil {
-		t.Fatalf("processor cannot provision: %v", err)
-	}
+	stores := testenv.Stores(t, f.processor, 1)
 	if _, err := f.processor.CreateOrUpdateConsumer(ctx, topology.StreamRequests, consumer.DefaultConfig().ConsumerConfig()); err != nil {
 		t.Fatalf("processor cannot create its durable: %v", err)
 	}

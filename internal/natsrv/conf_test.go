@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -24,9 +25,7 @@ func TestRepositoryConfig(t *testing.T) {
 	defer cancel()
 
 	processor := connect(t, s, "processor", "processor-dev-password", nil)
-	if _, err := topology.Ensure(ctx, processor, topology.DefaultOptions()); err != nil {
-		t.Fatalf("processor cannot provision: %v", err)
-	}
+	testenv.Stores(t, processor, 1)
 	heads, err := processor.KeyValue(ctx, topology.BucketHeads)
 	if err != nil {
 		t.Fatal(err)

@@ -21,12 +21,7 @@ type fixture struct {
 func newFixture(t *testing.T) fixture {
 	t.Helper()
 	js := testenv.NATS(t, testenv.Options{}).JetStream(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := topology.Ensure(ctx, js, topology.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testenv.Stores(t, js, 1)
 	return fixture{js: js, kv: s.Heads}
 }
 
