@@ -163,23 +163,17 @@ func followThrough(t *testing.T, js jetstream.JetStream, disrupt func()) {
 // leader is killed outright and the reader is connected to another node.
 func TestFollowOnSeparateServerProcesses(t *testing.T) {
 	c := testenv.ProcessCluster(t, 3)
-	js, err := jetstream.New(c.Conn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testenv.JetStream(t, c.Conn(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	testenv.Stores(t, js, 3)
 	publishSkipped(t, js, 0, clusterEvents)
 	leader := c.StreamLeader(t, events.StreamEvents)
-	reader, err := jetstream.New(c.NodeConn(t, (leader+1)%c.Size()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	reader := testenv.JetStream(t, c.NodeConn(t, (leader+1)%c.Size()))
 	var check sequenceCheck
 	got := 0
 	fctx, fcancel := context.WithCancel(ctx)
-	err = events.Follow(fctx, reader, events.FollowOptions{FromStart: true}, func(ev events.Event) error {
+	err := events.Follow(fctx, reader, events.FollowOptions{FromStart: true}, func(ev events.Event) error {
 		check.see(ev.Sequence)
 		if got++; got == clusterEvents {
 			fcancel()

@@ -63,10 +63,7 @@ func serveCairn(t *testing.T) jetstream.JetStream {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testenv.JetStream(t, nc)
 	return js
 }
 

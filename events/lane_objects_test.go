@@ -29,10 +29,7 @@ func TestProducerLaneObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	producer, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	producer := testenv.JetStream(t, nc)
 	store, err := producer.ObjectStore(ctx, events.LanesBucket)
 	if err != nil {
 		t.Fatal(err)

@@ -171,7 +171,7 @@ func (c *ClusterEnv) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
 // JetStream returns a JetStream handle on a new connection from Conn.
 func (c *ClusterEnv) JetStream(t testing.TB) jetstream.JetStream {
 	t.Helper()
-	return newJetStream(t, c.Conn(t))
+	return JetStream(t, c.Conn(t))
 }
 
 // StepDownStreamLeader asks the leader of stream to step down through the
@@ -179,7 +179,7 @@ func (c *ClusterEnv) JetStream(t testing.TB) jetstream.JetStream {
 func (c *ClusterEnv) StepDownStreamLeader(t testing.TB, stream string) {
 	t.Helper()
 	nc := c.Conn(t)
-	js := newJetStream(t, nc)
+	js := JetStream(t, nc)
 	old := streamLeader(t, js, stream)
 	Eventually(t, clusterFormTimeout, func() error {
 		return requestStepDown(nc, stream)

@@ -148,7 +148,7 @@ func (s *Server) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
 // JetStream returns a JetStream handle on a new connection from Conn.
 func (s *Server) JetStream(t testing.TB) jetstream.JetStream {
 	t.Helper()
-	return newJetStream(t, s.Conn(t))
+	return JetStream(t, s.Conn(t))
 }
 
 // Shutdown stops the server and waits until it has stopped. It is safe to
@@ -192,7 +192,8 @@ func connect(t testing.TB, url string, extra []nats.Option) *nats.Conn {
 	return nc
 }
 
-func newJetStream(t testing.TB, nc *nats.Conn) jetstream.JetStream {
+// JetStream is the JetStream context of nc; it fails t if there is none.
+func JetStream(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {

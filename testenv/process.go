@@ -115,7 +115,7 @@ func (c *ProcessClusterEnv) waitReady(t testing.TB) {
 		return nil
 	})
 	nc := c.Conn(t)
-	js := newJetStream(t, nc)
+	js := JetStream(t, nc)
 	Eventually(t, clusterFormTimeout, func() error {
 		ctx, cancel := ctxFor(time.Second)
 		defer cancel()
@@ -207,7 +207,7 @@ func (c *ProcessClusterEnv) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
 // JetStream returns a JetStream handle on a new connection from Conn.
 func (c *ProcessClusterEnv) JetStream(t testing.TB) jetstream.JetStream {
 	t.Helper()
-	return newJetStream(t, c.Conn(t))
+	return JetStream(t, c.Conn(t))
 }
 
 // NodeConn connects to node i first; the client learns the other nodes from
@@ -220,7 +220,7 @@ func (c *ProcessClusterEnv) NodeConn(t testing.TB, i int, opts ...nats.Option) *
 // StreamLeader returns the index of the node leading stream.
 func (c *ProcessClusterEnv) StreamLeader(t testing.TB, stream string) int {
 	t.Helper()
-	name := streamLeader(t, newJetStream(t, c.Conn(t)), stream)
+	name := streamLeader(t, JetStream(t, c.Conn(t)), stream)
 	if i := slices.Index(c.names, name); i >= 0 {
 		return i
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -217,7 +216,7 @@ func tamper(t *testing.T, url, checkpointID string) {
 	t.Helper()
 	ctx := context.Background()
 	nc := testenvConn(t, url)
-	js, _ := jetstream.New(nc)
+	js := testenv.JetStream(t, nc)
 	kv, err := js.KeyValue(ctx, topology.BucketCheckpoints)
 	if err != nil {
 		t.Fatal(err)

@@ -166,9 +166,7 @@ func newFreezeRig(t *testing.T) *freezeRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.js, err = jetstream.New(r.c.Conn(t, opts...)); err != nil {
-		t.Fatal(err)
-	}
+	r.js = testenv.JetStream(t, r.c.Conn(t, opts...))
 	testenv.Stores(t, r.js, 3)
 	for range 2 {
 		// Documented defaults (ack wait, pings) but the workers.

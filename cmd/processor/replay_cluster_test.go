@@ -159,9 +159,6 @@ func TestReplayOnSeparateServerProcesses(t *testing.T) {
 	}
 	replayedSeqs(t, out)
 
-	reader, err := jetstream.New(c.NodeConn(t, leader))
-	if err != nil {
-		t.Fatal(err)
-	}
+	reader := testenv.JetStream(t, c.NodeConn(t, leader))
 	replayThrough(ctx, t, reader, func() { c.Kill(t, leader) })
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // runCLI runs `processor args...` in-process.
@@ -140,7 +139,7 @@ func TestRequestValidateReadsEventsObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := testenv.JetStream(t, nc)
 	store, err := js.ObjectStore(context.Background(), topology.ObjectLanes)
 	if err != nil {
 		t.Fatal(err)

@@ -30,10 +30,7 @@ func TestVerifyReadsEveryActivationOnACluster(t *testing.T) {
 func TestVerifyOnSeparateServerProcesses(t *testing.T) {
 	c, stores := testenv.CairnProcessCluster(t, 3)
 	verifyOnCluster(t, c.JetStream(t), stores, func() jetstream.JetStream {
-		reader, err := jetstream.New(c.NodeConn(t, (c.StreamLeader(t, events.StreamEvents)+1)%c.Size()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		reader := testenv.JetStream(t, c.NodeConn(t, (c.StreamLeader(t, events.StreamEvents)+1)%c.Size()))
 		return reader
 	})
 }

@@ -100,9 +100,6 @@ func connect(t *testing.T, s *Server, user, pass string, onErr nats.ErrHandler) 
 		t.Fatalf("connect as %s: %v", user, err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testenv.JetStream(t, nc)
 	return js
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -74,10 +75,7 @@ func bucket(t *testing.T, s *Server) jetstream.KeyValue {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testenv.JetStream(t, nc)
 	kv, err := js.CreateOrUpdateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "t"})
 	if err != nil {
 		t.Fatal(err)

@@ -103,10 +103,7 @@ func connect(t testing.TB, srv *natsrv.Server, user string) jetstream.JetStream 
 		t.Fatalf("connect as %s: %v", user, err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testenv.JetStream(t, nc)
 	return js
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnhq/cairn/internal/natsrv"
 	"github.com/cairnhq/cairn/internal/topology"
+	"github.com/cairnhq/cairn/testenv"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -101,9 +102,6 @@ func serveDirUntil(t *testing.T, dir string) (jetstream.JetStream, func()) {
 		s.Shutdown()
 	}
 	t.Cleanup(stop)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testenv.JetStream(t, nc)
 	return js, stop
 }
