@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/testenv"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 )
 
@@ -210,11 +209,7 @@ func TestRequestResentAfterTheDuplicateWindow(t *testing.T) {
 		t.Fatalf("the request stream should hold the request twice: exit %d:\n%.300s", code, stored)
 	}
 
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := testenvConn(t, url)
 	msg, err := nc.Request("$SRV.STATS.cairn", nil, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

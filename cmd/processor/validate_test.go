@@ -11,7 +11,6 @@ import (
 
 	"github.com/cairnhq/cairn/internal/topology"
 	"github.com/cairnhq/cairn/testenv"
-	"github.com/nats-io/nats.go"
 )
 
 // runCLI runs `processor args...` in-process.
@@ -134,11 +133,7 @@ func TestRequestValidateReadsEventsObject(t *testing.T) {
 		delete(m, "events")
 		m["events_object"] = "lanes/validate/1"
 	})
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := testenvConn(t, url)
 	js := testenv.JetStream(t, nc)
 	store, err := js.ObjectStore(context.Background(), topology.ObjectLanes)
 	if err != nil {

@@ -208,63 +208,48 @@ func TestCompleteFallbackIsSafeUnderConcurrency(t *testing.T) {
 	}
 }
 
+// A cancelled call returns at once, with no further request, whether it
+// waits for the model's reply or in the backoff before a retry (a 429's
+// Retry-After).
 func TestCompleteStopsOnCancellation(t *testing.T) {
-	f := testenv.OpenAI(t)
-	f.SetDefault(testenv.ReplySlow(time.Minute, `{"answer":42}`, testenv.Usage{}))
-	c := newTestClient(t, f, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Complete(ctx, jsonRequest())
-		done <- err
-	}()
-	testenv.Eventually(t, 5*time.Second, func() error {
-		if len(f.Requests()) == 0 {
-			return errors.New("request not sent yet")
-		}
-		return nil
-	})
-	start := time.Now()
-	cancel()
-	select {
-	case err := <-done:
-		e := wantCode(t, err, errcode.ProviderUnavailable, true)
-		if !errors.Is(e, context.Canceled) {
-			t.Fatalf("cancellation error does not wrap context.Canceled: %v", err)
-		}
-		if d := time.Since(start); d > time.Second {
-			t.Fatalf("returned %s after cancel", d)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Complete did not return after cancel")
-	}
-}
-
-func TestCompleteStopsDuringBackoffOnCancellation(t *testing.T) {
-	f := testenv.OpenAI(t)
-	f.SetDefault(testenv.Reply429(30 * time.Second))
-	c := newTestClient(t, f, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Complete(ctx, jsonRequest())
-		done <- err
-	}()
-	testenv.Eventually(t, 5*time.Second, func() error {
-		if len(f.Requests()) == 0 {
-			return errors.New("request not sent yet")
-		}
-		return nil
-	})
-	cancel()
-	select {
-	case err := <-done:
-		wantCode(t, err, errcode.ProviderUnavailable, true)
-	case <-time.After(5 * time.Second):
-		t.Fatal("Complete kept waiting for Retry-After after cancel")
-	}
-	if n := len(f.Requests()); n != 1 {
-		t.Fatalf("requests = %d, want 1", n)
+	for name, reply := range map[string]testenv.Reply{
+		"waiting for the reply": testenv.ReplySlow(time.Minute, `{"answer":42}`, testenv.Usage{}),
+		"in the backoff":        testenv.Reply429(10 * time.Second),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := testenv.OpenAI(t)
+			f.SetDefault(reply)
+			c := newTestClient(t, f, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Complete(ctx, jsonRequest())
+				done <- err
+			}()
+			testenv.Eventually(t, 5*time.Second, func() error {
+				if len(f.Requests()) == 0 {
+					return errors.New("request not sent yet")
+				}
+				return nil
+			})
+			start := time.Now()
+			cancel()
+			select {
+			case err := <-done:
+				e := wantCode(t, err, errcode.ProviderUnavailable, true)
+				if !errors.Is(e, context.Canceled) {
+					t.Fatalf("cancellation error does not wrap context.Canceled: %v", err)
+				}
+				if d := time.Since(start); d > time.Second {
+					t.Fatalf("returned %s after cancel", d)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Complete did not return after cancel")
+			}
+			if n := len(f.Requests()); n != 1 {
+				t.Fatalf("requests = %d, want 1", n)
+			}
+		})
 	}
 }
 
