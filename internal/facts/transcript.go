@@ -25,7 +25,7 @@ var agentMemory = regexp.MustCompile(`(?is)<agent_memory>.*?(?:</agent_memory>|\
 // StripMemory removes every <agent_memory>...</agent_memory> block from s.
 func StripMemory(s string) string {
 	if !strings.Contains(s, "<") {
-		return s // no block can start, and the expression scans every byte to find that out
+		return s // no block can start; the expression would scan every byte (see mayHaveClauses)
 	}
 	return agentMemory.ReplaceAllString(s, "")
 }
