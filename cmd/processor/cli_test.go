@@ -96,17 +96,7 @@ func httpGet(addr, path string) (int, string) {
 // cli runs the processor binary and returns its exit code and output.
 func cli(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if exit, ok := err.(*exec.ExitError); ok {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, stdout.String(), stderr.String()
+	return cliEnv(t, nil, args...)
 }
 
 // schema compiles one of the published schemas.
