@@ -154,19 +154,15 @@ func strongest(scores []float64, n int) []int {
 	return idx
 }
 
-// Preview is what the default extractor would store from a job, offline:
-// the harvest without a store (no dedupe against stored facts).
-type Preview struct {
-	Result
-}
-
-// PreviewHeuristic runs the heuristic extractor and the harvest's
-// sanitizing, redaction, dedupe and facts bound over job, storing nothing.
-func PreviewHeuristic(ctx context.Context, job Job, maxFacts int) Preview {
+// PreviewHeuristic is what the default extractor would store from a job,
+// offline: the heuristic extractor and the harvest's sanitizing,
+// redaction, dedupe and facts bound over job, with no store (no dedupe
+// against stored facts) and nothing written.
+func PreviewHeuristic(ctx context.Context, job Job, maxFacts int) Result {
 	ext, _ := Heuristic{}.Extract(ctx, job)
 	picked, res := choose(ext.Candidates, nil, job, maxFacts)
 	res.Facts, res.Extractor, res.Coverage = picked, Heuristic{}.Name(), ext.Coverage
-	return Preview{Result: res}
+	return res
 }
 
 // FlushedEventID is the event id of a job's memory.flushed event: derived

@@ -149,8 +149,8 @@ func clauses(st statement) []statement {
 // mayHaveClauses reports whether st holds a break clauseBreaks or
 // splitHanSpace could split at: punctuation, one of clauseBreaks' words,
 // or a space in Chinese text. Most statements hold none, and the
-// expression costs more than the check: with StripMemory's check, the
-// harvest of BenchmarkHarvestVsCompaction takes 16 % more CPU without it.
+// expression costs more than the check; BenchmarkHarvestVsCompaction
+// keeps this check and StripMemory's (docs/performance.md).
 func mayHaveClauses(st statement) bool {
 	if strings.ContainsAny(st.text, "，；;,—–-") || st.cjk && strings.IndexFunc(st.text, unicode.IsSpace) >= 0 {
 		return true
